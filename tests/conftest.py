@@ -1,0 +1,74 @@
+"""Shared test plumbing.
+
+The real services (PostgreSQL, Redis, Docker engine, Chromium) are started by `make test`
+(scripts/services.sh). A test that needs one asks `require(...)`: without the service it skips on
+a developer's machine, and FAILS under CI=true so that a broken CI can never pass by skipping.
+"""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def require(available: bool, what: str) -> None:
+    if available:
+        return
+    if IN_CI:
+        pytest.fail(f"{what} is required under CI=true but is not available")
+    pytest.skip(f"{what} not available")
+
+
+def docker_available() -> bool:
+    if not shutil.which("docker"):
+        return False
+    return subprocess.run(["docker", "info"], capture_output=True).returncode == 0
+
+
+def bwrap_available() -> bool:
+    if not shutil.which("bwrap"):
+        return False
+    return subprocess.run(["bwrap", "--ro-bind", "/", "/", "true"], capture_output=True).returncode == 0
+
+
+def cuda_available() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    # GPU tests skip without a GPU, in CI too: CI machines have none (issue 2).
+    if cuda_available():
+        return
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip_gpu)
+
+
+@pytest.fixture
+def require_docker():
+    require(docker_available(), "a Docker engine")
+
+
+@pytest.fixture
+def require_bwrap():
+    require(bwrap_available(), "bubblewrap")
+
+
+@pytest.fixture
+def require_postgres():
+    from django.conf import settings
+
+    require(settings.DATABASES["default"]["ENGINE"].endswith("postgresql"), "PostgreSQL (DATABASE_URL)")
+
+
+@pytest.fixture
+def require_chromium():
+    require(os.path.exists("/usr/bin/chromium"), "Chromium at /usr/bin/chromium")
