@@ -29,6 +29,29 @@ class Tolerance:
     atol: float
     rtol: float
 
+    def compare(self, out: torch.Tensor, gold: torch.Tensor) -> tuple[bool, float, float]:
+        """(passed, max_abs_err, worst) where worst = max of |out - gold| / allowed over all
+        elements (passed means worst <= 1 and out is finite wherever gold is). Both are upcast
+        to fp32 (fp64 when gold is fp64)."""
+        dtype = torch.float64 if gold.dtype == torch.float64 else torch.float32
+        gold = gold.to(dtype)
+        out = out.to(device=gold.device, dtype=dtype)
+        if gold.numel() == 0:
+            return True, 0.0, 0.0
+        finite = torch.isfinite(gold)
+        if not bool(torch.isfinite(out[finite]).all()):
+            return False, float("inf"), float("inf")
+        g = torch.where(finite, gold, torch.zeros((), dtype=dtype, device=gold.device))
+        o = torch.where(finite, out, torch.zeros((), dtype=dtype, device=gold.device))
+        scale = g.square().mean().sqrt()
+        err = (o - g).abs()
+        allowed = self.atol * scale + self.rtol * g.abs()
+        # tiny floor so an all-zero gold (e.g. 1x1 softmax rows never are; relu may be) still
+        # demands an exact match rather than dividing by zero
+        allowed = allowed.clamp_min(torch.finfo(torch.float32).tiny)
+        worst = float((err / allowed).max())
+        return worst <= 1.0, float(err.max()), worst
+
 
 @dataclasses.dataclass(frozen=True)
 class Task:
@@ -79,3 +102,57 @@ def generator(seed: int, device: str) -> torch.Generator:
     g = torch.Generator(device=device)
     g.manual_seed(seed)
     return g
+
+
+# ---- input building blocks shared by the task modules ---------------------------------------
+
+N_DISTRIBUTIONS = 4
+
+
+def signed_matrix(g: torch.Generator, rows: int, cols: int, device: str, dist: int) -> torch.Tensor:
+    """fp32 [rows, cols]: signed, unit-ish spread, one of several distributions (picked by the
+    caller from the seed so no single input law can be exploited in closed form, threat A8)."""
+    kw = dict(generator=g, device=device, dtype=torch.float32)
+    dist %= N_DISTRIBUTIONS
+    if dist == 0:  # normal
+        x = torch.randn(rows, cols, **kw)
+    elif dist == 1:  # uniform with unit variance
+        x = (torch.rand(rows, cols, **kw) * 2 - 1) * 3 ** 0.5
+    elif dist == 2:  # laplace with unit variance
+        u = torch.rand(rows, cols, **kw).clamp_min(1e-7)
+        sign = torch.randint(0, 2, (rows, cols), generator=g, device=device).float() * 2 - 1
+        x = -torch.log(u) * sign / 2 ** 0.5
+    else:  # student t, 4 degrees of freedom: heavy tails everywhere
+        z = torch.randn(rows, cols, **kw)
+        chi = torch.randn(4, rows, cols, **kw).square().sum(0) / 4
+        x = (z / chi.sqrt().clamp_min(0.05)) / 2 ** 0.5
+    return x
+
+
+def varied_rows(g: torch.Generator, rows: int, cols: int, device: str, dist: int, *,
+                log_scale: float = 2.0, offset: float = 0.5, heavy_frac: float = 0.125,
+                heavy_mag: float = 8.0) -> torch.Tensor:
+    """signed_matrix with a log-uniform scale per row (e^-log_scale .. e^log_scale), a signed mean
+    offset per row (offset x the row's scale) and, on about heavy_frac of the rows, sparse
+    outliers heavy_mag times the row's scale."""
+    kw = dict(generator=g, device=device, dtype=torch.float32)
+    x = signed_matrix(g, rows, cols, device, dist)
+    scale = torch.exp((torch.rand(rows, 1, **kw) * 2 - 1) * log_scale)
+    shift = torch.randn(rows, 1, **kw) * offset
+    heavy_row = torch.rand(rows, 1, **kw) < heavy_frac
+    spike = (torch.rand(rows, cols, **kw) < 0.02) & heavy_row
+    x = x + spike * torch.randn(rows, cols, **kw) * heavy_mag
+    return (x + shift) * scale
+
+
+class full_fp32:
+    """Context: fp32 matmuls at full precision (no TF32) while a gold answer is computed."""
+
+    def __enter__(self):
+        self._saved = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision("highest")
+        return self
+
+    def __exit__(self, *exc):
+        torch.set_float32_matmul_precision(self._saved)
+        return False

@@ -1,0 +1,69 @@
+"""Row softmax of an fp32 matrix."""
+from __future__ import annotations
+
+import torch
+
+from .base import Task, Tolerance, generator, varied_rows
+
+
+def reference(x: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(x, dim=-1)
+
+
+def reference_fp32(x: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(x.float(), dim=-1)
+
+
+def make_inputs(shape: dict, seed: int, device: str) -> tuple[torch.Tensor]:
+    g = generator(seed, device)
+    # wide log-scale: some rows nearly uniform, some nearly one-hot, so both the max
+    # subtraction and the sum matter
+    x = varied_rows(g, shape["M"], shape["N"], device, seed, log_scale=2.5)
+    return (x,)
+
+
+def flops(shape: dict) -> float:
+    # max, subtract, exp, sum, divide
+    return 5.0 * shape["M"] * shape["N"]
+
+
+def bytes_moved(shape: dict) -> float:
+    return 2.0 * shape["M"] * shape["N"] * 4
+
+
+TASK = Task(
+    name="softmax",
+    title="Softmax (fp32)",
+    description=(
+        "Softmax over the last dimension of an fp32 matrix x of shape [M, N]: "
+        "out[i, j] = exp(x[i, j]) / sum_k exp(x[i, k]). Rows have very different scales, signed "
+        "values, and some rows have outliers, so the row maximum must be subtracted for stability. "
+        "The output is fp32 and is compared with an fp32 reference to about 1e-5 relative: "
+        "computing in fp16 or bf16 does not pass. Memory bound: the benchmark is 8192 x 8192."
+    ),
+    signature=(
+        "def custom_kernel(x: torch.Tensor) -> torch.Tensor:\n"
+        "    # x: float32 [M, N], contiguous. Return a new float32 [M, N] tensor:\n"
+        "    # torch.softmax(x, dim=-1)"
+    ),
+    input_names=("x",),
+    output_dtype=torch.float32,
+    reference=reference,
+    reference_fp32=reference_fp32,
+    make_inputs=make_inputs,
+    test_shapes=(
+        {"M": 1, "N": 1},
+        {"M": 7, "N": 131},
+        {"M": 33, "N": 1000},
+        {"M": 64, "N": 8192},
+        {"M": 257, "N": 4099},
+        {"M": 3, "N": 20000},
+    ),
+    bench_shapes_gpu=({"M": 8192, "N": 8192},),
+    bench_shapes_cpu=({"M": 256, "N": 1024},),
+    tolerance=Tolerance(atol=1e-5, rtol=2e-5),
+    flops=flops,
+    bytes_moved=bytes_moved,
+    max_speedup_vs_compile=1.5,
+    bound="memory",
+)
