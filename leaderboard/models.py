@@ -1,0 +1,215 @@
+"""The site's data: tasks, submissions and their results, profiles, the admin audit trail, API tokens.
+
+Writes go through leaderboard/services.py, reads through leaderboard/selectors.py.
+"""
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+LOGS_MAX_CHARS = 64 * 1024
+
+
+class Task(models.Model):
+    """A task as the site shows it; synced from evaluator.tasks by `manage.py load_tasks`."""
+
+    name = models.SlugField(max_length=64, unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    signature = models.TextField(blank=True)
+    reference_source = models.TextField(blank=True)
+    input_names = models.JSONField(default=list)
+    test_shapes = models.JSONField(default=list)
+    bench_shapes = models.JSONField(default=dict)  # {"cpu": [shape, ...], "cuda": [shape, ...]}
+    tolerance = models.JSONField(default=dict)  # {"atol": ..., "rtol": ...}
+    # {device_type: [{"shape": {...}, "floor_ms": float}, ...]}
+    floors = models.JSONField(default=dict)
+    max_speedup_vs_compile = models.FloatField(default=2.0)
+    bound = models.CharField(max_length=16, default="memory")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def floors_for(self, device_type: str) -> list[dict]:
+        """Floors for a device type: exact key first ("cuda:NVIDIA H200"), then its kind ("cuda")."""
+        if device_type in self.floors:
+            return self.floors[device_type]
+        return self.floors.get(device_type.split(":", 1)[0], [])
+
+
+class Submission(models.Model):
+    class Mode(models.TextChoices):
+        TEST = "test", "test (correctness only, never ranked)"
+        RANKED = "ranked", "ranked (full evaluation)"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    class Verdict(models.TextChoices):
+        NONE = "", "-"
+        VERIFIED = "verified"
+        FLAGGED = "flagged"
+        REJECTED = "rejected"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="submissions")
+    mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.RANKED)
+    # "cpu" or "cuda:<GPU name>": one leaderboard per device type
+    device_type = models.CharField(max_length=64, default="cpu")
+    source = models.TextField()
+    filename = models.CharField(max_length=255, default="submission.py")
+    source_sha256 = models.CharField(max_length=64, editable=False)
+
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    phase = models.CharField(max_length=200, blank=True)  # what is happening now, shown while running
+    verdict = models.CharField(max_length=8, choices=Verdict.choices, default="", blank=True)
+    reasons = models.JSONField(default=list, blank=True)
+    reason_codes = models.JSONField(default=list, blank=True)
+    report = models.JSONField(null=True, blank=True)  # the validated evaluator report
+    logs = models.TextField(blank=True)
+    speedup_vs_compile = models.FloatField(null=True, blank=True)
+    speedup_vs_eager = models.FloatField(null=True, blank=True)
+    pct_of_floor = models.FloatField(null=True, blank=True)
+    gpu_name = models.CharField(max_length=128, blank=True)
+    versions = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)  # infrastructure failure message when status=failed
+
+    celery_task_id = models.CharField(max_length=64, blank=True)
+    attempts = models.PositiveIntegerField(default=0)  # claims so far
+    # set at each claim; a result is stored only under the claim that is current
+    claim_token = models.CharField(max_length=32, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    results_stored = models.PositiveIntegerField(default=0)  # stays 1: a result is never stored twice
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    hidden = models.BooleanField(default=False)  # disqualified by an admin
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    approved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["user", "-created_at"], name="sub_user_created"),
+            models.Index(fields=["status", "started_at"], name="sub_status_started"),
+            models.Index(fields=["task", "device_type", "created_at"], name="sub_task_device_created"),
+            # the leaderboard reads only ranked rows
+            models.Index(
+                fields=["task", "device_type", "user", "-speedup_vs_compile"],
+                name="sub_ranked",
+                condition=Q(mode="ranked", status="done", verdict="verified", hidden=False),
+            ),
+            models.Index(fields=["-created_at"], name="sub_flagged", condition=Q(verdict="flagged", hidden=False)),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.task_id and self.task.name} by {self.user_id and self.user}"
+
+    def save(self, *args, **kwargs):
+        if self.source and not self.source_sha256:
+            self.source_sha256 = hashlib.sha256(self.source.encode()).hexdigest()
+        super().save(*args, **kwargs)
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def is_ranked(self) -> bool:
+        return (
+            self.mode == self.Mode.RANKED
+            and self.status == self.Status.DONE
+            and self.verdict == self.Verdict.VERIFIED
+            and not self.hidden
+        )
+
+    def can_view(self, user) -> bool:
+        """The owner and staff see the code, logs and result page."""
+        return user.is_authenticated and (user.is_staff or user.pk == self.user_id)
+
+
+class FlaggedSubmission(Submission):
+    """The admin's review queue: submissions the evaluator flagged (a proxy, same table)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "flagged submission"
+        verbose_name_plural = "flagged submissions (review queue)"
+
+
+class Profile(models.Model):
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
+    banned = models.BooleanField(default=False)
+    banned_reason = models.TextField(blank=True)
+    banned_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"profile of {self.user}"
+
+
+class AuditEntry(models.Model):
+    class Action(models.TextChoices):
+        APPROVE = "approve"
+        DISQUALIFY = "disqualify"
+        RERUN = "rerun"
+        BAN = "ban"
+        UNBAN = "unban"
+
+    submission = models.ForeignKey(
+        Submission, null=True, blank=True, on_delete=models.CASCADE, related_name="audit_entries"
+    )
+    # the user a ban or unban is about (and the submission's owner otherwise)
+    target_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="audit_about"
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_actions"
+    )
+    action = models.CharField(max_length=16, choices=Action.choices)
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "audit entries"
+
+    def __str__(self) -> str:
+        return f"{self.action} by {self.actor} at {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class ApiToken(models.Model):
+    """A token for the JSON API. Only its SHA-256 is stored; the key is shown once."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=8, editable=False)  # to tell tokens apart in lists
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}... ({self.user})"
+
+    @staticmethod
+    def hash_key(key: str) -> str:
+        # keys are 256 random bits: a plain hash is enough, no per-key salt or stretching needed
+        return hashlib.sha256(key.encode()).hexdigest()
