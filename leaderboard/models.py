@@ -116,6 +116,8 @@ class Submission(models.Model):
                 condition=Q(mode="ranked", status="done", verdict="verified", hidden=False),
             ),
             models.Index(fields=["-created_at"], name="sub_flagged", condition=Q(verdict="flagged", hidden=False)),
+            # max(finished_at) is part of the pages' cache fingerprint
+            models.Index(fields=["finished_at"], name="sub_finished"),
         ]
 
     def __str__(self) -> str:

@@ -1,0 +1,174 @@
+"""Celery tasks: an interface like a view. Each takes ids, loads rows and calls services.
+
+evaluate_submission runs on the queue of the submission's device type, one at a time per worker
+(concurrency 1, prefetch 1, acks_late: a worker killed mid-evaluation leaves its message
+unacknowledged). What makes it safe to run twice is the claim, not the broker.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from celery.signals import worker_ready
+from django.conf import settings
+from django.db import close_old_connections, connection
+
+from leaderboard import services
+from leaderboard.celery import app
+from leaderboard.models import Submission
+
+log = logging.getLogger(__name__)
+
+# The sandbox enforces SANDBOX_TIME_LIMIT_S itself; these limits catch a sandbox that hangs.
+EVAL_SOFT_LIMIT_S = settings.SANDBOX_TIME_LIMIT_S + services.conf("EVAL_OVERHEAD_S")
+EVAL_HARD_LIMIT_S = int(EVAL_SOFT_LIMIT_S * 1.2)
+REAPER_INTERVAL_S = 30.0
+
+
+class _Heartbeat:
+    """Touches the row every EVAL_HEARTBEAT_S while the sandbox runs, from a thread with its own
+    database connection; the stuck-submission job tells a dead worker by a stale heartbeat."""
+
+    def __init__(self, submission: Submission):
+        self.submission = submission
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=f"heartbeat-{submission.pk}", daemon=True)
+
+    def _run(self):
+        try:
+            while not self.stop.wait(services.conf("EVAL_HEARTBEAT_S")):
+                try:
+                    services.submission_heartbeat(submission=self.submission)
+                except Exception as exc:  # a database hiccup must not end the evaluation
+                    log.warning("heartbeat for %s failed: %s", self.submission.pk, exc)
+                    close_old_connections()
+        finally:
+            connection.close()
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(timeout=10)
+        return False
+
+
+def _run_sandbox(submission: Submission):
+    import sandbox
+
+    return sandbox.evaluate(
+        source=submission.source.encode(),
+        task=submission.task.name,
+        mode=submission.mode,
+        device=services.device_kind(submission.device_type),
+        backend=settings.SANDBOX_BACKEND or None,
+    )
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=EVAL_SOFT_LIMIT_S,
+    time_limit=EVAL_HARD_LIMIT_S,
+    max_retries=None,  # the row's attempts count decides, across retries and re-queues
+)
+def evaluate_submission(self, submission_id: int) -> str:
+    from sandbox import SandboxError
+
+    submission = services.submission_claim(submission_id=submission_id, worker=self.request.hostname or "")
+    if submission is None:
+        log.info("submission %s: not queued (already claimed or finished); nothing to do", submission_id)
+        return "skipped"
+    log.info("submission %s: claimed (attempt %s)", submission_id, submission.attempts)
+    try:
+        with _Heartbeat(submission):
+            services.submission_set_phase(submission=submission, phase="evaluating")
+            result = _run_sandbox(submission)
+    except (SandboxError, SoftTimeLimitExceeded) as exc:
+        return _infrastructure_failure(self, submission, exc)
+    services.submission_set_phase(submission=submission, phase="storing")
+    stored = services.submission_store_result(submission=submission, report=result.report, logs="")
+    return "stored" if stored else "discarded"
+
+
+def _infrastructure_failure(task, submission: Submission, exc: Exception) -> str:
+    if isinstance(exc, SoftTimeLimitExceeded):
+        message = f"The sandbox did not return within {EVAL_SOFT_LIMIT_S} s."
+    else:
+        message = f"Sandbox error: {exc}"
+    log.warning("submission %s: %s (attempt %s)", submission.pk, message, submission.attempts)
+    if submission.attempts >= services.conf("EVAL_MAX_ATTEMPTS"):
+        services.submission_fail(
+            submission=submission,
+            error=f"{message} Gave up after {submission.attempts} attempts; an admin can re-run it.",
+        )
+        return "failed"
+    countdown = services.conf("EVAL_RETRY_BACKOFF_S") * 2 ** (submission.attempts - 1)
+    if services.submission_release_for_retry(submission=submission, error=message, countdown_s=countdown):
+        raise task.retry(countdown=countdown, exc=exc)
+    return "discarded"
+
+
+# ---- the repair job ------------------------------------------------------------------------
+
+
+def broker_task_ids(queues: list[str]) -> set[str] | None:
+    """Task ids of the messages a Redis broker holds: waiting in these queues or delivered and
+    not yet acknowledged. None when the broker is not Redis or cannot be read."""
+    url = settings.CELERY_BROKER_URL
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        return None
+    import redis
+
+    try:
+        client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+        raw = []
+        for queue in queues:
+            # kombu keeps priorities as sibling lists "<queue>\x06\x16<n>"
+            for key in {queue.encode(), *client.scan_iter(match=queue + "\x06\x16*")}:
+                raw.extend(client.lrange(key, 0, -1))
+        unacked = [json.loads(v)[0] for v in client.hvals("unacked")]
+    except Exception as exc:
+        log.warning("could not read the broker's queues: %s", exc)
+        return None
+    ids = set()
+    for message in [*(json.loads(r) for r in raw), *unacked]:
+        task_id = (message.get("headers") or {}).get("id")
+        if task_id:
+            ids.add(task_id)
+    return ids
+
+
+@shared_task(acks_late=False, ignore_result=True)
+def requeue_stuck() -> dict:
+    counts = services.submissions_requeue_stuck(broker_task_ids=broker_task_ids)
+    if any(counts.values()):
+        log.warning("requeue_stuck: %s", counts)
+    return counts
+
+
+# Run by the beat scheduler (`celery worker -B` in `make run`, or a separate `celery beat`).
+app.add_periodic_task(REAPER_INTERVAL_S, requeue_stuck.s(), name="requeue stuck submissions",
+                      options={"queue": settings.EVAL_QUEUE, "expires": REAPER_INTERVAL_S})
+
+
+@worker_ready.connect
+def _requeue_own_orphans(sender=None, **kwargs):
+    """A worker that starts cannot be running anything yet: rows marked running under its name
+    were lost with its previous process (killed, machine rebooted). Queue them again now rather
+    than after the heartbeat goes stale."""
+    hostname = getattr(sender, "hostname", "") or ""
+    if not hostname:
+        return
+    try:
+        n = services.submissions_requeue_orphans(worker=hostname)
+        if n:
+            log.warning("re-queued %s submissions left running by a previous %s", n, hostname)
+    finally:
+        connection.close()
