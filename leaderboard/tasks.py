@@ -58,15 +58,21 @@ class _Heartbeat:
         return False
 
 
-def _run_sandbox(submission: Submission):
+def sandbox_evaluate(*, source: bytes, task: str, mode: str, device: str):
+    """Exactly what a worker runs for one submission (also `manage.py evaluate`)."""
     import sandbox
 
     return sandbox.evaluate(
+        source=source, task=task, mode=mode, device=device, backend=settings.SANDBOX_BACKEND or None
+    )
+
+
+def _run_sandbox(submission: Submission):
+    return sandbox_evaluate(
         source=submission.source.encode(),
         task=submission.task.name,
         mode=submission.mode,
         device=services.device_kind(submission.device_type),
-        backend=settings.SANDBOX_BACKEND or None,
     )
 
 
@@ -155,7 +161,7 @@ def requeue_stuck() -> dict:
 
 # Run by the beat scheduler (`celery worker -B` in `make run`, or a separate `celery beat`).
 app.add_periodic_task(REAPER_INTERVAL_S, requeue_stuck.s(), name="requeue stuck submissions",
-                      options={"queue": settings.EVAL_QUEUE, "expires": REAPER_INTERVAL_S})
+                      queue=settings.EVAL_QUEUE, expires=REAPER_INTERVAL_S)
 
 
 @worker_ready.connect

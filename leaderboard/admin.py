@@ -1,0 +1,236 @@
+"""The Django admin: the flagged-submission review queue, audited decisions, bans, tokens.
+
+Every decision goes through a service, which writes an AuditEntry (who, when, why). Actions ask
+for the reason on an intermediate page before they apply.
+"""
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.core.exceptions import ValidationError
+from django.db import connection
+from django.template.response import TemplateResponse
+from django.utils.html import format_html
+
+from leaderboard import selectors, services
+from leaderboard.models import ApiToken, AuditEntry, FlaggedSubmission, Profile, Submission, Task
+
+REASON_CODES = (
+    "bad_upload no_custom_kernel import_error crash timeout out_of_memory needs_gpu protocol wrong_type "
+    "wrong_dtype wrong_shape wrong_device mismatch nonfinite aliases_input aliases_output input_modified "
+    "deferred_write nondeterministic below_floor clock_disagreement too_fast_vs_compile suspicious_source "
+    "no_kernel_launched extra_threads sandbox disqualified"
+).split()
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 60}), required=False)
+
+    def __init__(self, *args, reason_required: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["reason"].required = reason_required
+
+
+def _with_reason(modeladmin, request, queryset, *, title: str, reason_required: bool, apply):
+    """Ask for the reason on an intermediate page; when it comes back, apply to each object."""
+    if "apply" in request.POST:
+        form = ReasonForm(request.POST, reason_required=reason_required)
+        if form.is_valid():
+            done, refused = 0, []
+            for obj in queryset:
+                try:
+                    apply(obj, form.cleaned_data["reason"])
+                    done += 1
+                except ValidationError as exc:
+                    refused.append(f"{obj}: {' '.join(exc.messages)}")
+            if done:
+                modeladmin.message_user(request, f"{title}: {done} done.", messages.SUCCESS)
+            for line in refused:
+                modeladmin.message_user(request, f"{title} refused for {line}", messages.WARNING)
+            return None
+    else:
+        form = ReasonForm(reason_required=reason_required)
+    context = {
+        **modeladmin.admin_site.each_context(request),
+        "title": title,
+        "objects": list(queryset),
+        "form": form,
+        "action": request.POST.get("action", ""),
+        "selected": request.POST.getlist(ACTION_CHECKBOX_NAME),
+        "select_across": request.POST.get("select_across", "0"),
+        "reason_required": reason_required,
+        "opts": modeladmin.model._meta,
+    }
+    return TemplateResponse(request, "admin/leaderboard/action_reason.html", context)
+
+
+class ReasonCodeFilter(admin.SimpleListFilter):
+    title = "reason"
+    parameter_name = "reason"
+
+    def lookups(self, request, model_admin):
+        return [(code, code) for code in REASON_CODES]
+
+    def queryset(self, request, queryset):
+        code = self.value()
+        if not code:
+            return queryset
+        if connection.features.supports_json_field_contains:
+            return queryset.filter(reason_codes__contains=[code])
+        return queryset.filter(reason_codes__icontains=f'"{code}"')
+
+
+class AuditInline(admin.TabularInline):
+    model = AuditEntry
+    fk_name = "submission"
+    fields = ("created_at", "action", "actor", "reason")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class SubmissionAdminBase(admin.ModelAdmin):
+    list_display = ("id", "task", "user", "mode", "device_type", "status", "verdict", "speedup",
+                    "reason_list", "hidden", "created_at")
+    list_select_related = ("task", "user")
+    search_fields = ("=id", "user__username", "source_sha256")
+    date_hierarchy = "created_at"
+    inlines = [AuditInline]
+    actions = ["approve", "disqualify", "rerun"]
+    exclude = ("source", "report", "logs")
+    readonly_fields = [f.name for f in Submission._meta.fields if f.name not in ("source", "report", "logs")] + [
+        "source_code", "report_json", "log_text"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # disqualify hides; nothing is deleted
+
+    @admin.display(description="vs compile", ordering="speedup_vs_compile")
+    def speedup(self, obj):
+        return f"{obj.speedup_vs_compile:.2f}x" if obj.speedup_vs_compile is not None else "-"
+
+    @admin.display(description="reasons")
+    def reason_list(self, obj):
+        return ", ".join(obj.reason_codes or [])
+
+    @admin.display(description="source")
+    def source_code(self, obj):
+        return format_html("<pre style='max-height:40em;overflow:auto'>{}</pre>", obj.source)
+
+    @admin.display(description="report")
+    def report_json(self, obj):
+        import json
+
+        return format_html("<pre style='max-height:40em;overflow:auto'>{}</pre>", json.dumps(obj.report, indent=2))
+
+    @admin.display(description="logs")
+    def log_text(self, obj):
+        return format_html("<pre style='max-height:30em;overflow:auto'>{}</pre>", obj.logs)
+
+    @admin.action(description="Approve (becomes verified and ranks)", permissions=["change"])
+    def approve(self, request, queryset):
+        return _with_reason(self, request, queryset, title="Approve", reason_required=False,
+                            apply=lambda s, r: services.submission_approve(submission=s, actor=request.user, reason=r))
+
+    @admin.action(description="Disqualify (rejected with a reason, hidden)", permissions=["change"])
+    def disqualify(self, request, queryset):
+        return _with_reason(self, request, queryset, title="Disqualify", reason_required=True,
+                            apply=lambda s, r: services.submission_disqualify(submission=s, actor=request.user, reason=r))
+
+    @admin.action(description="Re-run (evaluate again)", permissions=["change"])
+    def rerun(self, request, queryset):
+        return _with_reason(self, request, queryset, title="Re-run", reason_required=False,
+                            apply=lambda s, r: services.submission_rerun(submission=s, actor=request.user, reason=r))
+
+
+@admin.register(Submission)
+class SubmissionAdmin(SubmissionAdminBase):
+    list_filter = ("task", "status", "verdict", "mode", "device_type", ReasonCodeFilter, "hidden", "created_at")
+
+
+@admin.register(FlaggedSubmission)
+class FlaggedSubmissionAdmin(SubmissionAdminBase):
+    list_display = ("id", "task", "user", "device_type", "speedup", "pct_of_floor", "reason_list", "created_at")
+    list_filter = ("task", ReasonCodeFilter, "device_type", "created_at")
+
+    def get_queryset(self, request):
+        return selectors.flagged_queue()
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    list_display = ("name", "title", "bound", "max_speedup_vs_compile", "updated_at")
+    readonly_fields = ("updated_at",)
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "action", "actor", "submission", "target_user", "reason")
+    list_filter = ("action", "created_at")
+    search_fields = ("actor__username", "target_user__username", "reason")
+    readonly_fields = ("created_at", "action", "actor", "submission", "target_user", "reason")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("prefix", "user", "name", "created_at", "last_used_at")
+    search_fields = ("user__username", "prefix")
+    readonly_fields = ("prefix", "user", "name", "created_at", "last_used_at")
+
+    def has_add_permission(self, request):
+        return False  # the key is shown once: create tokens from the profile page or the command
+
+
+class ProfileInline(admin.StackedInline):
+    model = Profile
+    fields = ("banned", "banned_reason", "banned_at")
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False  # bans go through the audited action
+
+
+User = get_user_model()
+if admin.site.is_registered(User):
+    admin.site.unregister(User)
+
+
+@admin.register(User)
+class LeaderboardUserAdmin(UserAdmin):
+    inlines = [ProfileInline]
+    list_display = ("username", "email", "is_staff", "is_banned", "date_joined")
+    list_filter = (*UserAdmin.list_filter, "profile__banned")
+    actions = ["ban", "unban"]
+
+    @admin.display(boolean=True, description="banned", ordering="profile__banned")
+    def is_banned(self, obj):
+        profile = getattr(obj, "profile", None)
+        return bool(profile and profile.banned)
+
+    @admin.action(description="Ban (hide all their entries from leaderboards)", permissions=["change"])
+    def ban(self, request, queryset):
+        return _with_reason(self, request, queryset, title="Ban", reason_required=True,
+                            apply=lambda u, r: services.user_ban(user=u, actor=request.user, reason=r))
+
+    @admin.action(description="Unban", permissions=["change"])
+    def unban(self, request, queryset):
+        return _with_reason(self, request, queryset, title="Unban", reason_required=False,
+                            apply=lambda u, r: services.user_unban(user=u, actor=request.user, reason=r))

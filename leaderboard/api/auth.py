@@ -1,0 +1,43 @@
+"""Token authentication for the JSON API: `Authorization: Token <key>`."""
+from functools import wraps
+
+from django.http import JsonResponse
+
+from leaderboard import services
+
+
+def error(status: int, message: str, **extra) -> JsonResponse:
+    response = JsonResponse({"error": message, **extra}, status=status)
+    if status == 401:
+        response["WWW-Authenticate"] = 'Token realm="api"'
+    return response
+
+
+def token_user(request):
+    """The user of the request's token, None without a token; raises ValueError for a bad one."""
+    header = request.headers.get("Authorization", "")
+    if not header:
+        return None
+    scheme, _, key = header.partition(" ")
+    if scheme.lower() != "token" or not key.strip():
+        raise ValueError("The Authorization header must be 'Token <key>'.")
+    user = services.api_token_authenticate(key=key.strip())
+    if user is None:
+        raise ValueError("Invalid or revoked API token.")
+    return user
+
+
+def token_required(view):
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            user = token_user(request)
+        except ValueError as exc:
+            return error(401, str(exc))
+        if user is None:
+            return error(401, "Authentication required: send the header 'Authorization: Token <key>' "
+                              "(create a token on your profile page).")
+        request.user = user
+        return view(request, *args, **kwargs)
+
+    return wrapper

@@ -1,0 +1,152 @@
+"""The JSON API for scripts and agents: submit, status and result, leaderboards.
+
+Errors are JSON objects {"error": "..."} with a fitting status code. Uploads go through the same
+service as the browser form, so validation and the per-user rate limit are the same.
+"""
+import json
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.http import JsonResponse
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods
+
+from leaderboard import selectors, services
+from leaderboard.api.auth import error, token_required
+from leaderboard.models import Submission, Task
+
+
+def _iso(dt):
+    return dt.isoformat() if dt else None
+
+
+def submission_json(request, sub: Submission) -> dict:
+    data = {
+        "id": sub.pk,
+        "url": request.build_absolute_uri(reverse("api-submission", args=[sub.pk])),
+        "task": sub.task.name,
+        "mode": sub.mode,
+        "device_type": sub.device_type,
+        "filename": sub.filename,
+        "status": sub.status,
+        "phase": sub.phase,
+        "finished": sub.is_finished,
+        "created_at": _iso(sub.created_at),
+        "started_at": _iso(sub.started_at),
+        "finished_at": _iso(sub.finished_at),
+        "attempts": sub.attempts,
+    }
+    if sub.is_finished:
+        data.update({
+            "verdict": sub.verdict,
+            "reasons": sub.reasons,
+            "reason_codes": sub.reason_codes,
+            "speedup_vs_compile": sub.speedup_vs_compile,
+            "speedup_vs_eager": sub.speedup_vs_eager,
+            "pct_of_floor": sub.pct_of_floor,
+            "ranked": sub.is_ranked,
+            "hidden": sub.hidden,
+            "gpu_name": sub.gpu_name,
+            "versions": sub.versions,
+            "shapes": selectors.shape_rows(submission=sub),
+            "tests": (sub.report or {}).get("tests", []),
+            "logs": sub.logs,
+            "error": sub.error,
+        })
+    return data
+
+
+def _upload_fields(request) -> tuple[dict, bytes | str | None, str]:
+    """(fields, source, filename) from a JSON body or a multipart form with a `file`."""
+    if request.content_type == "application/json":
+        if len(request.body) > settings.SUBMISSION_MAX_BYTES * 2 + 4096:
+            raise ValidationError("The request body is too large.")
+        try:
+            body = json.loads(request.body or b"{}")
+        except (ValueError, UnicodeDecodeError):
+            raise ValidationError("The body is not valid JSON.") from None
+        if not isinstance(body, dict):
+            raise ValidationError("The body must be a JSON object.")
+        source = body.get("source")
+        if source is not None and not isinstance(source, str):
+            raise ValidationError("'source' must be a string.")
+        return body, source, str(body.get("filename") or "submission.py")
+    upload = request.FILES.get("file")
+    if upload is not None:
+        if upload.size > settings.SUBMISSION_MAX_BYTES:
+            raise ValidationError(f"The file is {upload.size} bytes; the limit is "
+                                  f"{settings.SUBMISSION_MAX_BYTES} bytes (256 KiB).")
+        return request.POST, upload.read(), upload.name
+    return request.POST, request.POST.get("source"), request.POST.get("filename") or "submission.py"
+
+
+@csrf_exempt
+@require_http_methods(["POST"])
+@token_required
+def submissions(request):
+    try:
+        fields, source, filename = _upload_fields(request)
+    except ValidationError as exc:
+        return error(400, " ".join(exc.messages))
+    task = fields.get("task")
+    if not task or not isinstance(task, str):
+        return error(400, "'task' is required (a task name, see GET /api/tasks).")
+    if source is None:
+        return error(400, "Send the kernel as 'source' (JSON or form field) or as a 'file' upload.")
+    mode = fields.get("mode") or "ranked"
+    try:
+        sub = services.submission_create(user=request.user, task=task, source=source, filename=filename,
+                                         mode=mode if isinstance(mode, str) else "")
+    except services.RateLimited as exc:
+        response = error(429, " ".join(exc.messages))
+        response["Retry-After"] = str((exc.params or {}).get("retry_after_s", 3600))
+        return response
+    except services.NotAllowed as exc:
+        return error(403, " ".join(exc.messages))
+    except ValidationError as exc:
+        status = 404 if exc.code == "unknown_task" else 400
+        return error(status, " ".join(exc.messages))
+    return JsonResponse(submission_json(request, sub), status=201)
+
+
+@require_GET
+@token_required
+def submission_detail(request, submission_id: int):
+    sub = Submission.objects.select_related("task").filter(pk=submission_id).first()
+    if sub is None:
+        return error(404, f"No submission #{submission_id}.")
+    if not sub.can_view(request.user):
+        return error(403, f"Submission #{submission_id} belongs to another user.")
+    return JsonResponse(submission_json(request, sub))
+
+
+@require_GET
+def task_list(request):
+    tasks = selectors.task_list_with_stats()
+    return JsonResponse({"tasks": [
+        {"name": t.name, "title": t.title, "signature": t.signature, "best_speedup_vs_compile": t.best_speedup,
+         "submissions": t.submission_count,
+         "leaderboard": request.build_absolute_uri(reverse("api-leaderboard", args=[t.name]))}
+        for t in tasks
+    ]})
+
+
+@require_GET
+def leaderboard(request, name: str):
+    task = Task.objects.filter(name=name).first()
+    if task is None:
+        return error(404, f"No task named {name!r}.")
+    device_type = request.GET.get("device") or services.default_device_type()
+    entries = selectors.leaderboard_for_task(task=task, device_type=device_type)
+    return JsonResponse({
+        "task": task.name,
+        "device_type": device_type,
+        "device_types": selectors.device_types_for_task(task=task),
+        "entries": [
+            {"rank": e.rank, "user": e.user.username, "submission": e.pk,
+             "speedup_vs_compile": e.speedup_vs_compile, "speedup_vs_eager": e.speedup_vs_eager,
+             "pct_of_floor": e.pct_of_floor, "gpu_name": e.gpu_name, "created_at": _iso(e.created_at)}
+            for e in entries
+        ],
+    })

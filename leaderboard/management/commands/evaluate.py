@@ -1,0 +1,69 @@
+"""Evaluate one file exactly as a worker does (through the sandbox), print a summary, write the JSON."""
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from leaderboard import services
+
+
+class Command(BaseCommand):
+    help = "Run FILE through the sandbox and the evaluator as a worker would, and print the result."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file")
+        parser.add_argument("--task", required=True)
+        parser.add_argument("--mode", choices=["test", "ranked"], default="ranked")
+        parser.add_argument("--device", choices=["cpu", "cuda"], default=settings.WORKER_DEVICE)
+        parser.add_argument("--json", dest="json_out", help="write the report here")
+
+    def handle(self, *args, file, task, mode, device, json_out, **opts):
+        from sandbox import SandboxError
+
+        from leaderboard.tasks import sandbox_evaluate
+
+        path = Path(file)
+        if not path.is_file():
+            raise CommandError(f"no such file: {file}")
+        data = path.read_bytes()
+        try:
+            services._validate_source(data, path.name)
+        except ValidationError as exc:
+            raise CommandError("; ".join(exc.messages)) from None
+        try:
+            result = sandbox_evaluate(source=data, task=task, mode=mode, device=device)
+        except SandboxError as exc:
+            raise CommandError(f"sandbox error (infrastructure, not the kernel): {exc}") from None
+        report = result.report
+        if json_out:
+            Path(json_out).write_text(json.dumps(report, indent=2))
+        self._summary(report, result)
+
+    def _summary(self, report, result):
+        from leaderboard.models import Task
+
+        w = self.stdout.write
+        w(f"task {report['task']}  mode {report['mode']}  device {report['device']}"
+          f"{'  gpu ' + report['gpu_name'] if report.get('gpu_name') else ''}")
+        w(f"verdict: {report['verdict']}")
+        for code, reason in zip(report.get("reason_codes") or [], report.get("reasons") or []):
+            w(f"  - [{code}] {reason}")
+        for key in ("speedup_vs_compile", "speedup_vs_eager"):
+            if report.get(key) is not None:
+                w(f"{key}: {report[key]:.3f}x")
+        task = Task.objects.filter(name=report["task"]).first()
+        device_type = f"cuda:{report['gpu_name']}" if report["device"] == "cuda" and report.get("gpu_name") else report["device"]
+        shapes = report.get("shapes") or []
+        if shapes:
+            pcts = (services.pct_of_floor_by_shape(task=task, device_type=device_type, shapes=shapes)
+                    if task else [None] * len(shapes))
+            w(f"{'shape':<28}{'candidate ms':>14}{'eager ms':>12}{'compile ms':>12}{'vs compile':>12}{'% floor':>9}")
+            for row, pct in zip(shapes, pcts):
+                def ms(v):
+                    return f"{v:.4f}" if isinstance(v, (int, float)) else "-"
+                sp = row.get("speedup_vs_compile")
+                w(f"{json.dumps(row['shape']):<28}{ms(row.get('candidate_ms')):>14}{ms(row.get('eager_ms')):>12}"
+                  f"{ms(row.get('compile_ms')):>12}{(f'{sp:.3f}x' if sp else '-'):>12}{(f'{pct:.0f}' if pct else '-'):>9}")
+        w(f"sandbox: {result.backend}, {result.wall_s:.1f} s wall ({result.overhead_s:.1f} s overhead)")
