@@ -1,0 +1,113 @@
+"""The trusted launcher: runs `python -m evaluator run` on an upload inside a locked-down,
+throwaway box (a Docker container, or bubblewrap where no engine runs) and returns the report.
+
+    sandbox.evaluate(source=..., task="softmax", mode="ranked", device="cpu") -> SandboxResult
+
+Infrastructure failures raise SandboxError (retry later); whatever the submission does (timeout,
+out of memory, crash, forged output) comes back as a `rejected` report. See docs/sandbox.md.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import time
+
+from . import box as _box
+from . import bwrap_backend, docker_backend, gpu, image, result
+from .errors import SandboxError
+from .limits import Limits
+
+__all__ = ["evaluate", "SandboxResult", "SandboxError", "Limits", "choose_backend", "BACKENDS"]
+
+BACKENDS = {"docker": docker_backend, "bwrap": bwrap_backend}
+MAX_UPLOAD_BYTES = 1024 * 1024  # the evaluator itself rejects above 256 KiB; this just bounds disk
+TASK_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+@dataclasses.dataclass
+class SandboxResult:
+    report: dict
+    logs: str  # the box's stdout/stderr, truncated to Limits.log_bytes
+    backend: str
+    overhead_s: float  # everything but the evaluation: create, start, exit, read result, remove
+    wall_s: float
+
+
+def choose_backend(name: str | None = None):
+    """SANDBOX_BACKEND=docker|bwrap, else Docker when its engine answers, else bwrap, else refuse."""
+    name = (name or os.environ.get("SANDBOX_BACKEND", "")).strip() or None
+    if name is not None:
+        if name not in BACKENDS:
+            raise SandboxError(f"unknown sandbox backend {name!r}: use docker or bwrap")
+        reason = BACKENDS[name].unavailable_reason()
+        if reason:
+            raise SandboxError(f"sandbox backend {name} is not usable: {reason}")
+        return BACKENDS[name]
+    reasons = []
+    for backend in (docker_backend, bwrap_backend):
+        reason = backend.unavailable_reason()
+        if reason is None:
+            return backend
+        reasons.append(f"{backend.NAME}: {reason}")
+    raise SandboxError("no sandbox is available, and submissions never run outside one. Install "
+                       "Docker (apt-get install docker.io; start dockerd) or bubblewrap (apt-get "
+                       "install bubblewrap; run the worker as root). " + "; ".join(reasons))
+
+
+def evaluator_argv(python: str, *, task: str, mode: str, device: str) -> list[str]:
+    return [python, "-m", "evaluator", "run", _box.SUBMISSION_FILE, "--task", task,
+            "--device", device, "--mode", mode, "--json", _box.REPORT_FILE]
+
+
+def make_box(backend, *, argv_for, source: bytes, device: str, limits: Limits) -> _box.Box:
+    """The box for one run; `argv_for(python)` gives the command (the evaluator, or a probe)."""
+    if backend is docker_backend:
+        runtime = image.docker_runtime(docker_backend.client())
+    else:
+        runtime = image.host_runtime()
+    gpu_plan = None
+    if device == "cuda":
+        index = limits.gpu_index if limits.gpu_index is not None else 0
+        nvidia = backend is docker_backend and docker_backend.nvidia_runtime()
+        gpu_plan = gpu.plan(index, runtime_binds=runtime.binds, nvidia_runtime=nvidia)
+    venv_bin = os.path.dirname(runtime.python)
+    env = _box.box_env(device=device, limits=limits, extra_path=venv_bin)
+    if gpu_plan and gpu_plan.lib_binds:
+        env["LD_LIBRARY_PATH"] = gpu.LIBS_INSIDE
+    workdir = _box.make_workdir(source)
+    return _box.Box(argv=argv_for(runtime.python), env=env, runtime=runtime, workdir=workdir,
+                    limits=limits, gpu=gpu_plan)
+
+
+def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str | None = None,
+             limits: Limits | None = None) -> SandboxResult:
+    if not isinstance(source, (bytes, bytearray)):
+        raise TypeError("source must be bytes")
+    if not TASK_NAME.match(task or "") or mode not in result.MODES or device not in result.DEVICES:
+        raise ValueError(f"bad evaluation request: task={task!r} mode={mode!r} device={device!r}")
+    limits = limits or Limits.from_env()
+    chosen = choose_backend(backend)
+    started = time.monotonic()
+    if len(source) > MAX_UPLOAD_BYTES:
+        report = result.rejected(task=task, mode=mode, device=device, code="bad_upload", logs="",
+                                 reason=f"the upload is larger than {MAX_UPLOAD_BYTES} bytes")
+        return SandboxResult(report, "", chosen.NAME, 0.0, 0.0)
+    index = limits.gpu_index if limits.gpu_index is not None else 0
+    if device == "cuda":
+        gpu.check_in_service(index)
+        gpu.ensure_idle(index, "before")
+    box = make_box(chosen, source=bytes(source), device=device, limits=limits,
+                   argv_for=lambda py: evaluator_argv(py, task=task, mode=mode, device=device))
+    try:
+        outcome = chosen.run(box)
+        report = result.decide(outcome, str(box.out_dir / "report.json"), task=task, mode=mode,
+                               device=device, time_limit_s=limits.time_limit_s,
+                               report_bytes=limits.report_bytes)
+    finally:
+        _box.remove_workdir(box.workdir)
+    if device == "cuda":
+        gpu.ensure_idle(index, "after")
+    wall = time.monotonic() - started
+    return SandboxResult(report=report, logs=outcome.logs, backend=chosen.NAME,
+                         overhead_s=max(0.0, wall - outcome.payload_s), wall_s=wall)

@@ -1,0 +1,179 @@
+"""What both backends run: the layout inside the box, its environment, and what comes back.
+
+Inside every box:
+    /submission/submission.py   the upload, read-only
+    /out/                       the judge's output directory: mode 0700, owned by root; only the
+                                judge (root in the box) can enter it, the submission (uid 65534) can't
+    /tmp, /dev/shm              size-capped tmpfs: scratch and compiler caches, gone with the box
+    /opt/kernelboard/evaluator  the evaluator package, read-only
+    the Python runtime          read-only (host binds for the local image, or baked into the image)
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .limits import Limits
+
+SUBMISSION_DIR = "/submission"
+SUBMISSION_FILE = "/submission/submission.py"
+OUT_DIR = "/out"
+REPORT_FILE = "/out/report.json"
+EVALUATOR_ROOT = "/opt/kernelboard"
+LABEL = "kernelboard.sandbox"  # on every container and cgroup we create: cleanup finds them by it
+WORK_PREFIX = "kernelboard-sandbox-"
+
+PASSWD = "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+GROUP = "root:x:0:\nnogroup:x:65534:\n"
+
+# Host variables that may cross into the box, by name. Nothing else does: the box's environment
+# is built from scratch, so no secret of the worker (SECRET_KEY, DATABASE_URL, ...) can leak in.
+PASS_THROUGH = ("EVALUATOR_QUICK",)
+
+
+@dataclasses.dataclass(frozen=True)
+class Bind:
+    source: str
+    target: str
+    read_only: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class Runtime:
+    """How to start Python inside the box and which host paths make that possible."""
+
+    python: str
+    binds: tuple[Bind, ...] = ()
+    symlinks: tuple[tuple[str, str], ...] = ()  # (target inside, link text): /lib -> usr/lib
+    image: str | None = None  # Docker image; None for bwrap
+
+
+@dataclasses.dataclass(frozen=True)
+class GpuPlan:
+    index: int
+    device_nodes: tuple[str, ...]  # host paths, passed as the same paths inside
+    lib_binds: tuple[Bind, ...]  # driver libraries, read-only
+    docker_request: bool  # Docker: use device_requests (NVIDIA runtime) instead of the nodes
+
+
+@dataclasses.dataclass
+class Box:
+    argv: list[str]
+    env: dict[str, str]
+    runtime: Runtime
+    workdir: Path  # host directory holding submission/ and out/
+    limits: Limits
+    gpu: GpuPlan | None = None
+
+    @property
+    def submission_dir(self) -> Path:
+        return self.workdir / "submission"
+
+    @property
+    def out_dir(self) -> Path:
+        return self.workdir / "out"
+
+
+@dataclasses.dataclass
+class Outcome:
+    exit_code: int | None
+    timed_out: bool
+    oom_killed: bool
+    logs: str
+    wall_s: float  # everything: create, start, run, exit, remove
+    payload_s: float  # the command itself, as far as the backend can see it
+
+
+def box_env(*, device: str, limits: Limits, extra_path: str = "", host_env=None) -> dict[str, str]:
+    host_env = os.environ if host_env is None else host_env
+    threads = str(max(1, int(limits.effective_cpus())))
+    env = {
+        "PATH": ":".join(p for p in (extra_path, "/usr/local/bin:/usr/bin:/bin") if p),
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": EVALUATOR_ROOT,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "OMP_NUM_THREADS": threads,
+        "MKL_NUM_THREADS": threads,
+    }
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    else:
+        env["CUDA_VISIBLE_DEVICES"] = "0"  # the one GPU passed in; not isolation, just naming
+    for name in PASS_THROUGH:
+        if name in host_env:
+            env[name] = host_env[name]
+    return env
+
+
+def make_workdir(source: bytes, *, base: str | None = None) -> Path:
+    """A fresh host directory for one run: submission/ (world-readable, the runner reads it) and
+    out/ (0700 root: see docs/sandbox.md for the non-root worker case)."""
+    base = base or os.environ.get("SANDBOX_WORK_DIR") or None
+    if base:
+        os.makedirs(base, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=WORK_PREFIX, dir=base))
+    os.chmod(work, 0o755)
+    sub = work / "submission"
+    sub.mkdir(mode=0o755)
+    os.chmod(sub, 0o755)
+    fd = os.open(sub / "submission.py", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(source)
+    os.chmod(sub / "submission.py", 0o644)
+    out = work / "out"
+    out.mkdir(mode=0o700)
+    os.chmod(out, 0o700 if os.geteuid() == 0 else 0o770)
+    etc = work / "etc"
+    etc.mkdir(mode=0o755)
+    (etc / "passwd").write_text(PASSWD)
+    (etc / "group").write_text(GROUP)
+    for f in ("passwd", "group"):
+        os.chmod(etc / f, 0o644)
+    return work
+
+
+def remove_workdir(work: Path) -> None:
+    shutil.rmtree(work, ignore_errors=True)
+
+
+class OutputKeeper:
+    """Keeps the head and the tail of a stream within `limit` bytes; counts what it drops."""
+
+    def __init__(self, limit: int):
+        limit -= 64  # room for the "bytes cut" line, so the text never exceeds `limit`
+        self.head_limit = limit // 4
+        self.tail_limit = limit - self.head_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > self.tail_limit:
+                del self.tail[: len(self.tail) - self.tail_limit]
+
+    def text(self) -> str:
+        kept = len(self.head) + len(self.tail)
+        middle = b""
+        if self.total > kept:
+            middle = f"\n[... {self.total - kept} bytes of output cut ...]\n".encode()
+        return (bytes(self.head) + middle + bytes(self.tail)).decode("utf-8", "replace")
+
+
+def truncate_text(data: bytes, limit: int) -> str:
+    keeper = OutputKeeper(limit)
+    keeper.feed(data)
+    return keeper.text()

@@ -1,0 +1,217 @@
+"""The bubblewrap backend: the same box as Docker's, for hosts without a Docker engine.
+
+Namespaces: mount, pid, net, ipc, uts and cgroup are new. The user namespace is NOT: the host
+side runs as root so that, inside, the judge stays root with only CAP_SETUID, CAP_SETGID and
+CAP_KILL and can start the submission's runner as uid 65534 (a user namespace made by bwrap maps
+a single uid, so the judge and the submission would share one user). That is also why this
+backend refuses to run as non-root: the judge must be another user than the submission.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import secrets
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+from .box import (OUT_DIR, SUBMISSION_DIR, Box, Outcome, OutputKeeper)
+from .cgroup import Cgroup
+from .errors import SandboxError
+
+NAME = "bwrap"
+JUDGE_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL")
+KILL_GRACE_S = 5.0
+
+
+def unavailable_reason() -> str | None:
+    if not shutil.which("bwrap"):
+        return "bubblewrap is not installed (apt-get install bubblewrap)"
+    if os.geteuid() != 0:
+        return "the bwrap backend needs root: the judge must run as another user than the submission"
+    return None
+
+
+def _parents(path: str) -> list[str]:
+    parts = path.strip("/").split("/")[:-1]
+    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def build_args(box: Box, *, status_fd: int) -> list[str]:
+    limits = box.limits
+    args = [
+        "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+        "--die-with-parent", "--new-session", "--hostname", "sandbox",
+        "--clearenv", "--cap-drop", "ALL",
+    ]
+    for cap in JUDGE_CAPS:
+        args += ["--cap-add", cap]
+    for name, value in sorted(box.env.items()):
+        args += ["--setenv", name, value]
+    # parents of every mount point first, world-traversable (bwrap would make them 0700)
+    targets = [b.target for b in box.runtime.binds]
+    targets += [b.target for b in (box.gpu.lib_binds if box.gpu else ())]
+    made = set()
+    for target in targets + ["/etc/passwd", f"{SUBMISSION_DIR}/x", f"{OUT_DIR}/x"]:
+        for parent in _parents(target):
+            if parent not in made:
+                made.add(parent)
+                args += ["--perms", "0755", "--dir", parent]
+    for target, text in box.runtime.symlinks:
+        args += ["--symlink", text, target]
+    for bind in box.runtime.binds:
+        args += ["--ro-bind" if bind.read_only else "--bind", bind.source, bind.target]
+    args += ["--ro-bind", str(box.workdir / "etc" / "passwd"), "/etc/passwd",
+             "--ro-bind", str(box.workdir / "etc" / "group"), "/etc/group",
+             "--ro-bind", str(box.submission_dir), SUBMISSION_DIR,
+             "--bind", str(box.out_dir), OUT_DIR,
+             "--proc", "/proc", "--dev", "/dev",
+             "--perms", "1777", "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp",
+             "--perms", "1777", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm"]
+    if box.gpu:
+        for node in box.gpu.device_nodes:
+            args += ["--dev-bind", node, node]
+        for bind in box.gpu.lib_binds:
+            args += ["--ro-bind", bind.source, bind.target]
+    args += ["--remount-ro", "/", "--chdir", "/tmp", "--json-status-fd", str(status_fd), "--"]
+    return args + list(box.argv)
+
+
+def _count_processes(uid: int) -> int:
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    count += 1
+            except OSError:
+                pass
+    return count
+
+
+def _rlimits(box: Box, with_cgroup: bool) -> list[tuple[int, int]]:
+    limits = box.limits
+    values = [(resource.RLIMIT_NOFILE, limits.nofile), (resource.RLIMIT_CORE, 0)]
+    if not with_cgroup:
+        # No cgroup: RLIMIT_NPROC counts every process of the user, host-wide; the judge is root,
+        # so leave room for root's existing processes. Memory: RLIMIT_DATA (never RLIMIT_AS,
+        # which CUDA's address-space reservations would trip) for CPU runs only.
+        values.append((resource.RLIMIT_NPROC, limits.pids + _count_processes(0)))
+        if box.gpu is None:
+            values.append((resource.RLIMIT_DATA, limits.memory_bytes))
+    return values
+
+
+def run(box: Box) -> Outcome:
+    reason = unavailable_reason()
+    if reason:
+        raise SandboxError(reason)
+    started = time.monotonic()
+    run_id = f"{int(time.time() + box.limits.time_limit_s)}-{secrets.token_hex(4)}"
+    group = Cgroup.create(run_id, box.limits)
+    rlimits = _rlimits(box, group is not None)
+    status_r, status_w = os.pipe()
+    if group:
+        group.open_for_attach()
+
+    def in_child():
+        if group:
+            group.attach_self()
+        for which, value in rlimits:
+            resource.setrlimit(which, (value, value))
+
+    keeper = OutputKeeper(box.limits.log_bytes)
+    events: dict[str, float | int] = {}
+    proc = None
+    try:
+        try:
+            proc = subprocess.Popen(
+                ["bwrap", *build_args(box, status_fd=status_w)], stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(status_w,),
+                env={"PATH": "/usr/bin:/bin"}, preexec_fn=in_child, start_new_session=True,
+                close_fds=True)
+        except OSError as exc:
+            raise SandboxError(f"could not start bwrap: {exc}") from exc
+        finally:
+            os.close(status_w)
+            if group:
+                group.close_attach()
+        readers = [threading.Thread(target=_drain, args=(proc.stdout, keeper), daemon=True),
+                   threading.Thread(target=_status, args=(status_r, events), daemon=True)]
+        for t in readers:
+            t.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=max(0.0, box.limits.time_limit_s - (time.monotonic() - started)))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill(proc, group)
+        for t in readers:
+            t.join(KILL_GRACE_S)
+        if group:
+            group.kill_all()  # a child that outlived the judge, however it tried
+        oom = bool(group and group.oom_killed())
+        exit_code = events.get("exit-code", proc.returncode)
+        if "child-pid" not in events and not timed_out:
+            raise SandboxError(f"bwrap could not set up the box: {keeper.text()[-2000:]}")
+    finally:
+        if proc and proc.poll() is None:
+            _kill(proc, group)
+        if proc and proc.stdout:
+            proc.stdout.close()
+        if group:
+            group.kill_all()
+            group.remove()
+    wall = time.monotonic() - started
+    payload = events.get("exited_at", time.monotonic()) - events.get("started_at", started)
+    return Outcome(exit_code=None if timed_out else int(exit_code), timed_out=timed_out,
+                   oom_killed=oom, logs=keeper.text(), wall_s=wall, payload_s=max(0.0, payload))
+
+
+def _kill(proc: subprocess.Popen, group: Cgroup | None) -> None:
+    if group:
+        group.kill_all()
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # bwrap dies; --die-with-parent takes the box down
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=KILL_GRACE_S)
+    except subprocess.TimeoutExpired:
+        raise SandboxError(f"bwrap pid {proc.pid} did not die after SIGKILL") from None
+
+
+def _drain(stream, keeper: OutputKeeper) -> None:
+    while True:
+        chunk = stream.read1(1 << 16) if hasattr(stream, "read1") else stream.read(1 << 16)
+        if not chunk:
+            return
+        keeper.feed(chunk)
+
+
+def _status(fd: int, events: dict) -> None:
+    """bwrap's --json-status-fd: one JSON object when the command starts, one when it exits."""
+    buf = b""
+    try:
+        while True:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                if "child-pid" in obj:
+                    events["child-pid"] = obj["child-pid"]
+                    events["started_at"] = time.monotonic()
+                if "exit-code" in obj:
+                    events["exit-code"] = obj["exit-code"]
+                    events["exited_at"] = time.monotonic()
+    finally:
+        os.close(fd)
