@@ -1,0 +1,98 @@
+"""The task page's figures, built with plotly's Python API and sent as fig.to_json().
+
+The browser renders them with the vendored plotly.js (static/js/charts.js). Every number shown
+here is also in the page's tables, so the page reads the same without JavaScript.
+"""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from leaderboard.web.present import shape_label
+
+TOP_N = 20
+# a dotted line at speedup 1 (as fast as the baseline); a layout shape, cheaper than add_hline
+_ONE = dict(type="line", xref="paper", x0=0, x1=1, y0=1, y1=1, line=dict(dash="dot", color="#888"))
+_LAYOUT = dict(
+    template="plotly_white",
+    margin=dict(l=60, r=20, t=50, b=60),
+    height=380,
+    legend=dict(orientation="h", y=-0.2),
+)
+
+
+def top_speedups(entries: list) -> str:
+    """Grouped bars: the best entries' speedup over torch.compile and over eager."""
+    top = entries[:TOP_N]
+    users = [e.user.get_username() for e in top]
+    fig = go.Figure(
+        [
+            go.Bar(name="over torch.compile", x=users, y=[e.speedup_vs_compile for e in top]),
+            go.Bar(name="over eager", x=users, y=[e.speedup_vs_eager for e in top]),
+        ]
+    )
+    fig.update_layout(
+        title="Top speedups", barmode="group", shapes=[_ONE], yaxis_title="speedup (x)", xaxis_title="user", **_LAYOUT
+    )
+    return fig.to_json()
+
+
+def history(points: list[dict]) -> str:
+    """Each verified ranked submission's speedup over torch.compile against its upload date, plus
+    the best so far. `points` are selectors.submission_history_for_task rows, oldest first."""
+    xs = [p["created_at"].isoformat() for p in points]
+    ys = [p["speedup_vs_compile"] for p in points]
+    names = [p["user__username"] for p in points]
+    best_x, best_y, best = [], [], None
+    for x, y in sorted(zip(xs, ys), key=lambda xy: xy[0]):
+        if y is not None and (best is None or y > best):
+            best = y
+            best_x.append(x)
+            best_y.append(y)
+    fig = go.Figure(
+        [
+            go.Scatter(
+                name="submission", x=xs, y=ys, mode="markers", text=names,
+                hovertemplate="%{text}<br>%{x}<br>%{y:.3f}x<extra></extra>",
+            ),
+            go.Scatter(name="best so far", x=best_x, y=best_y, mode="lines", line_shape="hv"),
+        ]
+    )
+    fig.update_layout(
+        title="Speedup over torch.compile over time", shapes=[_ONE], yaxis_title="speedup (x)", xaxis_title="date", **_LAYOUT
+    )
+    return fig.to_json()
+
+
+def versus_floor(entries: list, floors: list[dict]) -> str:
+    """Each top entry's measured time per benchmark shape, with that shape's roofline floor."""
+    top = entries[:TOP_N]
+    users = [e.user.get_username() for e in top]
+    fig = go.Figure()
+    labels = [shape_label(f["shape"]) for f in floors]
+    for floor, label in zip(floors, labels):
+        times = []
+        for e in top:
+            times.append(_candidate_ms(e, floor["shape"]))
+        fig.add_trace(go.Bar(name=f"time {label}", x=users, y=times))
+        fig.add_trace(
+            go.Scatter(
+                name=f"floor {label}", x=users, y=[floor["floor_ms"]] * len(users),
+                mode="lines", line=dict(dash="dash"),
+            )
+        )
+    fig.update_layout(
+        title="Time against the roofline floor",
+        barmode="group",
+        yaxis_title="ms",
+        yaxis_type="log" if len(floors) > 1 else "linear",
+        xaxis_title="user",
+        **_LAYOUT,
+    )
+    return fig.to_json()
+
+
+def _candidate_ms(entry, shape: dict):
+    for row in (entry.report or {}).get("shapes") or []:
+        if row.get("shape") == shape:
+            return row.get("candidate_ms")
+    return None

@@ -1,0 +1,122 @@
+"""Forms of the web pages. They check what a person typed; the services check it again."""
+from __future__ import annotations
+
+import ast
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import UserCreationForm
+
+from leaderboard.models import Submission, Task
+
+PASTED_FILENAME = "submission.py"
+
+
+class SignupForm(UserCreationForm):
+    class Meta(UserCreationForm.Meta):
+        model = get_user_model()
+        fields = ("username",)
+
+
+def check_source(source: str) -> list[str]:
+    """Problems a person can fix before anything is queued: a syntax error, no custom_kernel.
+
+    The evaluator's own check (evaluator.validate_source) is used when it exists, so the form and
+    the judge agree; the fallback below covers the same two cases."""
+    try:
+        from evaluator import validate_source
+    except ImportError:
+        validate_source = None
+    if validate_source is not None:
+        problems = validate_source(source)
+        if isinstance(problems, str):
+            return [problems]
+        return list(problems or [])
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        return [f"Syntax error on line {exc.lineno}: {exc.msg}."]
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "custom_kernel":
+            return []
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "custom_kernel" for t in node.targets
+        ):
+            return []
+        if isinstance(node, ast.ImportFrom) and any(
+            (a.asname or a.name) == "custom_kernel" for a in node.names
+        ):
+            return []
+    return ["The file defines no top-level function named custom_kernel."]
+
+
+class UploadForm(forms.Form):
+    task = forms.ModelChoiceField(queryset=Task.objects.all(), to_field_name="name", empty_label=None)
+    mode = forms.ChoiceField(
+        choices=Submission.Mode.choices,
+        initial=Submission.Mode.TEST,
+        widget=forms.RadioSelect,
+        help_text="test: correctness on the test shapes only, in seconds, never ranked. "
+        "ranked: the full evaluation, timed against eager PyTorch and torch.compile.",
+    )
+    file = forms.FileField(required=False, label="Python file", help_text="A .py file of at most 256 KiB.")
+    code = forms.CharField(
+        required=False,
+        label="or paste the code",
+        widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false"}),
+        strip=False,
+    )
+
+    def clean_file(self):
+        upload = self.cleaned_data.get("file")
+        if not upload:
+            return None
+        limit = settings.SUBMISSION_MAX_BYTES
+        if not upload.name.lower().endswith(".py"):
+            raise forms.ValidationError("Upload a Python source file: the name must end in .py.")
+        if upload.size > limit:
+            raise forms.ValidationError(
+                f"The file is {upload.size:,} bytes; the limit is {limit:,} bytes (256 KiB)."
+            )
+        raw = upload.read(limit + 1)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise forms.ValidationError("The file is not UTF-8 text.") from None
+        return (upload.name.rsplit("/", 1)[-1][:255], text)
+
+    def clean_code(self):
+        code = self.cleaned_data.get("code") or ""
+        size = len(code.encode("utf-8"))
+        if size > settings.SUBMISSION_MAX_BYTES:
+            raise forms.ValidationError(
+                f"The code is {size:,} bytes; the limit is {settings.SUBMISSION_MAX_BYTES:,} bytes (256 KiB)."
+            )
+        return code
+
+    def clean(self):
+        data = super().clean()
+        uploaded = data.get("file")
+        code = data.get("code") or ""
+        if self.errors:
+            return data
+        if uploaded and code.strip():
+            raise forms.ValidationError("Give either a file or pasted code, not both.")
+        if uploaded:
+            filename, source = uploaded
+        elif code.strip():
+            filename, source = PASTED_FILENAME, code
+        else:
+            raise forms.ValidationError("Choose a .py file or paste your code.")
+        if "\x00" in source:
+            raise forms.ValidationError("The source contains NUL bytes.")
+        for problem in check_source(source):
+            self.add_error(None, problem)
+        data["filename"] = filename
+        data["source"] = source
+        return data
+
+
+class ApiTokenForm(forms.Form):
+    name = forms.CharField(max_length=100, required=False, help_text="To tell your tokens apart.")

@@ -1,0 +1,43 @@
+"""Caching of the public pages' expensive parts (tables and plotly figures).
+
+A cached value is keyed by a fingerprint of the data that can change what the pages show: the
+newest submission, the newest stored result, the newest audit entry (approve, disqualify, re-run,
+ban and unban all write one) and the newest task update. Any of these moving gives a new key, so
+a cached page is never stale; unchanged data is read from the cache. The timeout bounds memory.
+"""
+from __future__ import annotations
+
+import hashlib
+
+from django.core.cache import cache
+from django.db import connection
+
+from leaderboard.models import AuditEntry, Submission, Task
+
+TIMEOUT_S = 600
+
+
+def data_fingerprint() -> str:
+    sub = Submission._meta.db_table
+    audit = AuditEntry._meta.db_table
+    task = Task._meta.db_table
+    with connection.cursor() as cur:
+        # index lookups in one round trip (primary keys, the finished_at index, a tiny table)
+        cur.execute(
+            f"SELECT (SELECT max(id) FROM {sub}), (SELECT max(finished_at) FROM {sub}),"
+            f" (SELECT max(id) FROM {audit}), (SELECT max(updated_at) FROM {task})"
+        )
+        row = cur.fetchone()
+    return "-".join("0" if v is None else str(v.timestamp() if hasattr(v, "timestamp") else v) for v in row)
+
+
+def cached(key: str, build, *, fingerprint: str | None = None):
+    """build() once per data fingerprint."""
+    fingerprint = fingerprint or data_fingerprint()
+    # device types have spaces and colons: hash to a key every cache backend accepts
+    full_key = "web:" + hashlib.sha256(f"{key}|{fingerprint}".encode()).hexdigest()
+    value = cache.get(full_key)
+    if value is None:
+        value = build()
+        cache.set(full_key, value, TIMEOUT_S)
+    return value

@@ -1,0 +1,37 @@
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.shortcuts import redirect, render
+
+from leaderboard import services
+from leaderboard.web.forms import UploadForm
+
+
+@login_required
+def upload(request):
+    if request.method == "POST":
+        form = UploadForm(request.POST, request.FILES)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                submission = services.submission_create(
+                    user=request.user,
+                    task=data["task"],
+                    source=data["source"],
+                    filename=data["filename"],
+                    mode=data["mode"],
+                )
+            except ValidationError as exc:  # rate limit, ban, and the service's own checks
+                form.add_error(None, exc)
+            else:
+                return redirect("submission_detail", pk=submission.pk)
+        status = 429 if _rate_limited(form) else 200
+        return render(request, "web/upload.html", {"form": form}, status=status)
+    form = UploadForm(initial={"task": request.GET.get("task")})
+    return render(request, "web/upload.html", {"form": form})
+
+
+def _rate_limited(form) -> bool:
+    return any(
+        getattr(e, "code", "") == "rate_limited"
+        for e in form.errors.as_data().get("__all__", [])
+    )

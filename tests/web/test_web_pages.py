@@ -1,0 +1,215 @@
+"""The pages render what the selectors return, escape untrusted text, and use no CDN."""
+import json
+import re
+from pathlib import Path
+
+from django.conf import settings
+from django.urls import reverse
+
+from leaderboard import services
+from leaderboard.models import Submission
+
+from conftest import H200, make_done
+
+XSS = "<script>alert(1)</script>"
+
+
+def test_home_lists_tasks_with_best_speedup_and_count(client, task, owner, other):
+    make_done(task, owner, speedup=1.25)
+    make_done(task, other, speedup=1.5, verdict="flagged", reasons=["too fast"], codes=["too_fast_vs_compile"])
+    r = client.get(reverse("home"))
+    html = r.content.decode()
+    assert r.status_code == 200
+    assert task.title in html
+    row = re.search(r'<tr>.*?%s.*?</tr>' % re.escape(task.title), html, re.S).group(0)
+    assert "1.250x" in row  # the flagged 1.5 does not count
+    assert re.search(r'<td class="num">2</td>', row)
+
+
+def test_home_sees_a_new_result_at_once(client, task, owner):
+    assert "no verified result yet" in client.get(reverse("home")).content.decode()
+    make_done(task, owner, speedup=1.1)
+    assert "1.100x" in client.get(reverse("home")).content.decode()
+
+
+def test_task_page_shows_the_task(client, task):
+    r = client.get(reverse("task_detail", args=[task.name]))
+    html = r.content.decode()
+    assert r.status_code == 200
+    assert "def custom_kernel(x: torch.Tensor)" in html
+    assert 'class="highlight"' in html  # the reference, highlighted
+    assert "M=8192, N=8192" in html  # the H200 benchmark shape and its floor
+    floor = task.floors_for(H200)[0]["floor_ms"]
+    assert f"{floor:.4f}" in html
+    assert f"atol = {task.tolerance['atol']:g}" in html and f"rtol = {task.tolerance['rtol']:g}" in html
+    assert "M=7, N=131" in html
+
+
+def test_task_page_ranks_best_per_user_by_speedup_over_compile(client, task, owner, other, staff):
+    make_done(task, owner, speedup=1.1, days_ago=3)
+    make_done(task, owner, speedup=1.3, days_ago=2)
+    make_done(task, other, speedup=1.2, days_ago=1)
+    make_done(task, staff, speedup=1.9, verdict="flagged")  # not ranked until approved
+    html = client.get(reverse("task_detail", args=[task.name])).content.decode()
+    table = re.search(r'<table id="leaderboard">.*?</table>', html, re.S).group(0)
+    users = re.findall(r"<td>(?:<a [^>]*>)?(owner|other|staff)", table)
+    assert users == ["owner", "other"]
+    assert "1.300x" in table and "1.100x" not in table
+    assert "2.340x" in table  # over eager
+    assert "NVIDIA H200" in table
+
+
+def test_task_page_has_one_leaderboard_per_device_type(client, task, owner, other):
+    make_done(task, owner, speedup=1.4)  # H200
+    make_done(task, other, speedup=1.1, device_type="cpu")
+    url = reverse("task_detail", args=[task.name])
+    gpu = client.get(url).content.decode()
+    cpu = client.get(url + "?device=cpu").content.decode()
+    board = lambda html: re.search(r'<table id="leaderboard">.*?</table>', html, re.S).group(0)
+    assert "owner" in board(gpu) and "other" not in board(gpu)
+    assert "other" in board(cpu) and "owner" not in board(cpu)
+    assert 'href="?device=cpu"' in gpu and 'href="?device=cuda%3ANVIDIA%20H200"' in gpu
+    assert "M=256, N=1024" in cpu  # the CPU benchmark shape
+    assert client.get(url + "?device=tpu").status_code == 404
+
+
+def test_task_page_embeds_plotly_figures_built_server_side(client, task, owner, other):
+    make_done(task, owner, speedup=1.4)
+    make_done(task, other, speedup=1.2)
+    html = client.get(reverse("task_detail", args=[task.name])).content.decode()
+    figures = dict(re.findall(r'<script id="(chart-[a-z]+)-data" type="application/json">(.*?)</script>', html, re.S))
+    assert set(figures) == {"chart-top", "chart-history", "chart-floor"}
+    top = json.loads(figures["chart-top"])
+    assert top["data"][0]["type"] == "bar"
+    assert top["data"][0]["x"] == ["owner", "other"]
+    assert top["data"][0]["y"] == [1.4, 1.2]
+    history = json.loads(figures["chart-history"])
+    assert history["data"][0]["type"] == "scatter" and len(history["data"][0]["y"]) == 2
+    floor = json.loads(figures["chart-floor"])
+    assert floor["data"][0]["y"] == [0.15, 0.15]
+    assert "vendor/plotly/plotly.min.js" in html
+
+
+def test_task_page_without_results_has_no_charts(client, task):
+    html = client.get(reverse("task_detail", args=[task.name])).content.decode()
+    assert "No verified ranked submission" in html
+    assert "plotly.min.js" not in html
+
+
+def test_banned_users_leave_the_leaderboard(client, task, owner, other, staff):
+    make_done(task, owner, speedup=1.4)
+    make_done(task, other, speedup=1.2)
+    url = reverse("task_detail", args=[task.name])
+    assert "owner" in client.get(url).content.decode()
+    services.user_ban(user=owner, actor=staff, reason="cheating")
+    html = client.get(url).content.decode()
+    board = re.search(r'<table id="leaderboard">.*?</table>', html, re.S).group(0)
+    assert "owner" not in board and "other" in board
+
+
+def test_an_approved_flagged_result_appears_on_the_leaderboard(client, task, owner, staff):
+    sub = make_done(task, owner, speedup=1.9, verdict="flagged", reasons=["suspiciously fast"], codes=["too_fast_vs_compile"])
+    url = reverse("task_detail", args=[task.name])
+    assert "1.900x" not in client.get(url).content.decode()
+    services.submission_approve(submission=sub, actor=staff, reason="looked at it")
+    assert "1.900x" in client.get(url).content.decode()
+
+
+def test_submission_page_shows_the_whole_result(client, task, owner, staff):
+    sub = make_done(task, owner, speedup=1.9, verdict="flagged",
+                    reasons=["faster than 1.5x torch.compile"], codes=["too_fast_vs_compile"])
+    services.submission_approve(submission=sub, actor=staff, reason="reviewed the code")
+    client.force_login(owner)
+    html = client.get(reverse("submission_detail", args=[sub.pk])).content.decode()
+    assert 'class="highlight"' in html and "custom_kernel" in html
+    assert "faster than 1.5x torch.compile" in html and "too_fast_vs_compile" in html
+    shapes = re.search(r'<table id="shapes">.*?</table>', html, re.S).group(0)
+    for value in ("M=8192, N=8192", "0.1500", "0.2700", "0.2850", "1.900x"):
+        assert value in shapes
+    assert "NVIDIA H200" in html and "2.11.0" in html and "3.6.0" in html
+    audit = re.search(r'<table id="audit">.*?</table>', html, re.S).group(0)
+    assert "approve" in audit and "staff" in audit and "reviewed the code" in audit
+    assert "runner said hi" in html
+    assert "hx-get" not in html  # done: nothing polls
+
+
+def test_a_running_submission_polls_its_status(client, task, owner):
+    sub = Submission.objects.create(user=owner, task=task, source="def custom_kernel(x): pass\n",
+                                    celery_task_id="t")
+    services.submission_claim(submission_id=sub.pk, worker="w")
+    client.force_login(owner)
+    html = client.get(reverse("submission_detail", args=[sub.pk])).content.decode()
+    status_url = reverse("submission_status", args=[sub.pk])
+    assert f'hx-get="{status_url}"' in html and 'hx-trigger="every 2s"' in html
+    assert "vendor/htmx/htmx.min.js" in html
+    assert '<meta http-equiv="refresh"' in html  # without JavaScript the page reloads itself
+    partial = client.get(status_url).content.decode()
+    assert partial.lstrip().startswith('<section id="result"')
+    assert "running" in partial and "starting sandbox" in partial
+    assert "<html" not in partial
+
+
+def test_untrusted_text_is_escaped(client, task, owner):
+    sub = make_done(task, owner, verdict="rejected", reasons=[XSS], codes=["crash"], logs=XSS)
+    Submission.objects.filter(pk=sub.pk).update(source=f"# {XSS}\ndef custom_kernel(x):\n    return x\n",
+                                                filename=f"{XSS}.py")
+    client.force_login(owner)
+    for name in ("submission_detail", "submission_status"):
+        html = client.get(reverse(name, args=[sub.pk])).content.decode()
+        assert XSS not in html
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_chart_json_cannot_close_its_script_element(client, task, owner):
+    from leaderboard.web.present import json_script_raw
+
+    out = json_script_raw(json.dumps({"t": "</script><script>alert(1)</script>"}), "x")
+    assert out.count("</script>") == 1
+    assert json.loads(re.search(r">(.*)</script>", out).group(1))["t"].startswith("</script>")
+
+
+def test_profile_lists_ones_own_submissions(client, task, owner, other):
+    mine = make_done(task, owner)
+    theirs = make_done(task, other)
+    client.force_login(owner)
+    html = client.get(reverse("profile")).content.decode()
+    assert reverse("submission_detail", args=[mine.pk]) in html
+    assert reverse("submission_detail", args=[theirs.pk]) not in html
+
+
+def test_profile_creates_an_api_token_shown_once(client, owner, db):
+    client.force_login(owner)
+    r = client.post(reverse("token_create"), {"name": "laptop"})
+    key = re.search(r'<p class="token-once" id="new-token">([^<]+)</p>', r.content.decode()).group(1)
+    assert services.api_token_authenticate(key=key) == owner
+    again = client.get(reverse("profile")).content.decode()
+    assert key not in again and "laptop" in again
+
+
+def test_signup_logs_the_new_user_in(client, db):
+    r = client.post(reverse("signup"), {"username": "newbie", "password1": "a-long-pass-phrase-9",
+                                        "password2": "a-long-pass-phrase-9"})
+    assert r.status_code == 302
+    assert client.get(reverse("profile")).status_code == 200
+
+
+def test_login_page_logs_in(client, owner):
+    r = client.post(reverse("login"), {"username": "owner", "password": "pw-owner-1234"})
+    assert r.status_code == 302 and r["Location"] == reverse("home")
+
+
+def test_no_template_loads_anything_from_a_cdn():
+    pattern = re.compile(r"""(src|href)\s*=\s*["']?(https?:)?//""", re.I)
+    found = []
+    for path in Path(settings.BASE_DIR, "templates").rglob("*.html"):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if pattern.search(line) or re.search(r"cdn|unpkg|jsdelivr|cdnjs", line, re.I):
+                found.append(f"{path}:{n}: {line.strip()}")
+    assert not found, found
+
+
+def test_vendored_libraries_are_there_with_licences():
+    vendor = Path(settings.BASE_DIR, "static", "vendor")
+    for lib, file in (("plotly", "plotly.min.js"), ("htmx", "htmx.min.js")):
+        assert (vendor / lib / file).stat().st_size > 10_000
+        assert (vendor / lib / "LICENSE").exists()

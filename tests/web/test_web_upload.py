@@ -1,0 +1,96 @@
+"""The upload form: each bad upload gets a clear form error and queues nothing."""
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import override_settings
+from django.urls import reverse
+
+from leaderboard.models import Submission
+
+GOOD = b"import torch\n\ndef custom_kernel(x):\n    return torch.softmax(x, dim=-1)\n"
+
+
+@pytest.fixture
+def logged_in(client, owner):
+    client.force_login(owner)
+    return client
+
+
+def post(client, task, *, file=None, code="", mode="test"):
+    data = {"task": task.name, "mode": mode, "code": code}
+    if file is not None:
+        data["file"] = file
+    return client.post(reverse("upload"), data)
+
+
+def test_it_creates_a_submission_and_redirects_to_it(logged_in, task, owner, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        r = post(logged_in, task, file=SimpleUploadedFile("softmax.py", GOOD), mode="ranked")
+    sub = Submission.objects.get()
+    assert r.status_code == 302 and r["Location"] == reverse("submission_detail", args=[sub.pk])
+    assert (sub.user, sub.task, sub.mode, sub.filename, sub.status) == (owner, task, "ranked", "softmax.py", "queued")
+    assert sub.source == GOOD.decode()
+
+
+def test_it_accepts_pasted_code(logged_in, task, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        r = post(logged_in, task, code=GOOD.decode())
+    assert r.status_code == 302
+    assert Submission.objects.get().filename == "submission.py"
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("kernel.txt", GOOD, "must end in .py"),
+        ("kernel.py", b"# " + b"x" * (256 * 1024) + b"\n" + GOOD, "the limit is 262,144 bytes"),
+        ("kernel.py", "def custom_kernel(x):\n    return 'é'\n".encode("latin-1"), "not UTF-8"),
+        ("kernel.py", b"def custom_kernel(x:\n    pass\n", "Syntax error on line"),
+        ("kernel.py", b"import torch\n\ndef my_kernel(x):\n    return x\n", "custom_kernel"),
+    ],
+    ids=["not-py", "too-big", "not-utf8", "syntax", "no-custom-kernel"],
+)
+def test_it_rejects_a_bad_file_with_a_form_error(logged_in, task, name, content, message):
+    r = post(logged_in, task, file=SimpleUploadedFile(name, content))
+    assert r.status_code == 200
+    assert message in r.content.decode()
+    assert 'class="errorlist' in r.content.decode()
+    assert not Submission.objects.exists()
+
+
+def test_it_rejects_pasted_code_with_a_syntax_error(logged_in, task):
+    r = post(logged_in, task, code="def custom_kernel(:\n")
+    assert "Syntax error" in r.content.decode()
+    assert not Submission.objects.exists()
+
+
+def test_it_asks_for_a_file_or_code(logged_in, task):
+    r = post(logged_in, task)
+    assert "Choose a .py file or paste your code." in r.content.decode()
+
+
+def test_it_refuses_both_a_file_and_code(logged_in, task):
+    r = post(logged_in, task, file=SimpleUploadedFile("a.py", GOOD), code=GOOD.decode())
+    assert "not both" in r.content.decode()
+    assert not Submission.objects.exists()
+
+
+def test_it_rejects_an_unknown_task(logged_in, task):
+    r = logged_in.post(reverse("upload"), {"task": "nope", "mode": "test", "code": GOOD.decode()})
+    assert "Select a valid choice" in r.content.decode()
+
+
+@override_settings(UPLOAD_RATE_LIMIT_PER_HOUR=2)
+def test_it_shows_the_rate_limit(logged_in, task, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        for _ in range(2):
+            assert post(logged_in, task, code=GOOD.decode()).status_code == 302
+        r = post(logged_in, task, code=GOOD.decode())
+    assert r.status_code == 429
+    assert "Upload limit reached" in r.content.decode()
+    assert Submission.objects.count() == 2
+
+
+def test_it_preselects_the_task_from_the_query(logged_in, task):
+    r = logged_in.get(reverse("upload") + "?task=softmax")
+    assert r.status_code == 200
+    assert '<option value="softmax" selected>' in r.content.decode()
