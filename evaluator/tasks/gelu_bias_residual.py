@@ -11,7 +11,8 @@ def reference(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor) -> to
 
 
 def reference_fp32(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
-    return torch.nn.functional.gelu(x.float() + bias.float()) + residual.float()
+    # computed in fp64 and rounded once (see softmax.reference_fp32)
+    return (torch.nn.functional.gelu(x.double() + bias.double()) + residual.double()).float()
 
 
 def make_inputs(shape: dict, seed: int, device: str) -> tuple[torch.Tensor, ...]:
@@ -65,7 +66,7 @@ TASK = Task(
     ),
     bench_shapes_gpu=({"M": 8192, "N": 8192},),
     bench_shapes_cpu=({"M": 256, "N": 1024},),
-    tolerance=Tolerance(atol=1e-5, rtol=2e-5),
+    tolerance=Tolerance(atol=1e-5, rtol=4e-5),
     flops=flops,
     bytes_moved=bytes_moved,
     max_speedup_vs_compile=1.5,

@@ -13,14 +13,16 @@ def reference(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torc
 
 
 def reference_fp32(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    return torch.nn.functional.layer_norm(x.float(), (x.shape[-1],), weight.float(), bias.float(), EPS)
+    # computed in fp64 and rounded once (see softmax.reference_fp32)
+    out = torch.nn.functional.layer_norm(x.double(), (x.shape[-1],), weight.double(), bias.double(), EPS)
+    return out.float()
 
 
 def make_inputs(shape: dict, seed: int, device: str) -> tuple[torch.Tensor, ...]:
     g = generator(seed, device)
     m, n = shape["M"], shape["N"]
-    # a row mean several times its spread: a one-pass E[x^2] - E[x]^2 loses digits here
-    x = varied_rows(g, m, n, device, seed, offset=3.0)
+    # row means up to a few times the spread: the variance must not cancel away
+    x = varied_rows(g, m, n, device, seed, offset=2.0)
     kw = dict(generator=g, device=device, dtype=torch.float32)
     weight = 1.0 + 0.5 * torch.randn(n, **kw)
     bias = 0.5 * torch.randn(n, **kw)
@@ -68,7 +70,7 @@ TASK = Task(
     ),
     bench_shapes_gpu=({"M": 8192, "N": 8192},),
     bench_shapes_cpu=({"M": 256, "N": 1024},),
-    tolerance=Tolerance(atol=1e-5, rtol=2e-5),
+    tolerance=Tolerance(atol=1e-5, rtol=4e-5),
     flops=flops,
     bytes_moved=bytes_moved,
     max_speedup_vs_compile=1.75,

@@ -11,7 +11,9 @@ def reference(x: torch.Tensor) -> torch.Tensor:
 
 
 def reference_fp32(x: torch.Tensor) -> torch.Tensor:
-    return torch.softmax(x.float(), dim=-1)
+    # computed in fp64 and rounded once: the gold answer for an fp32 task should not carry the
+    # summation error of one particular fp32 implementation
+    return torch.softmax(x.double(), dim=-1).float()
 
 
 def make_inputs(shape: dict, seed: int, device: str) -> tuple[torch.Tensor]:
@@ -61,7 +63,7 @@ TASK = Task(
     ),
     bench_shapes_gpu=({"M": 8192, "N": 8192},),
     bench_shapes_cpu=({"M": 256, "N": 1024},),
-    tolerance=Tolerance(atol=1e-5, rtol=2e-5),
+    tolerance=Tolerance(atol=1e-5, rtol=4e-5),
     flops=flops,
     bytes_moved=bytes_moved,
     max_speedup_vs_compile=1.5,
