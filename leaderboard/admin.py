@@ -18,12 +18,12 @@ from django.utils.html import format_html
 from leaderboard import selectors, services
 from leaderboard.models import ApiToken, AuditEntry, FlaggedSubmission, Profile, Submission, Task
 
-REASON_CODES = (
-    "bad_upload no_custom_kernel import_error crash timeout out_of_memory needs_gpu protocol wrong_type "
-    "wrong_dtype wrong_shape wrong_device mismatch nonfinite aliases_input aliases_output input_modified "
-    "deferred_write nondeterministic below_floor clock_disagreement too_fast_vs_compile suspicious_source "
-    "no_kernel_launched extra_threads sandbox disqualified"
-).split()
+
+
+def _reason_codes() -> list[str]:
+    from evaluator.report import CODES
+
+    return [*CODES, "disqualified"]
 
 
 class ReasonForm(forms.Form):
@@ -72,7 +72,7 @@ class ReasonCodeFilter(admin.SimpleListFilter):
     parameter_name = "reason"
 
     def lookups(self, request, model_admin):
-        return [(code, code) for code in REASON_CODES]
+        return [(code, code) for code in _reason_codes()]
 
     def queryset(self, request, queryset):
         code = self.value()

@@ -5,7 +5,6 @@ and the management commands call these; none of them writes to the models direct
 """
 from __future__ import annotations
 
-import ast
 import logging
 import math
 import secrets
@@ -75,7 +74,10 @@ def eval_queue_for(device_type: str) -> str:
 
 
 def _validate_source(raw: bytes | str, filename: str) -> str:
-    """The upload checks, as form errors: .py, size, UTF-8, Python syntax, defines custom_kernel."""
+    """The upload checks, as form errors: .py, then the evaluator's own (size, UTF-8, Python
+    syntax, defines custom_kernel). Returns the source text."""
+    from evaluator.upload import check_upload
+
     if not filename.endswith(".py"):
         raise ValidationError("The file must be a Python file ending in .py.", code="not_py")
     data = raw.encode() if isinstance(raw, str) else bytes(raw)
@@ -86,37 +88,11 @@ def _validate_source(raw: bytes | str, filename: str) -> str:
         )
     if not data.strip():
         raise ValidationError("The file is empty.", code="empty")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValidationError(f"The file is not UTF-8 text (byte {exc.start}).", code="not_utf8") from None
-    try:
-        from evaluator import validate_source  # the evaluator's own static checks, when present
-    except ImportError:
-        validate_source = None
-    if validate_source is not None:
-        problem = validate_source(text)
-        if problem:
-            raise ValidationError(str(problem), code="invalid_source")
-        return text
-    try:
-        tree = ast.parse(text, filename=filename)
-    except SyntaxError as exc:
-        raise ValidationError(f"Syntax error on line {exc.lineno}: {exc.msg}.", code="syntax") from None
-    defined = {
-        node.name
-        for node in tree.body
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-    } | {
-        target.id
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
-    if "custom_kernel" not in defined:
-        raise ValidationError("The file must define a top-level function custom_kernel(...).", code="no_entry")
-    return text
+    problems = check_upload(data)
+    if problems:
+        code = problems[0][0]
+        raise ValidationError([ValidationError(msg[:1].upper() + msg[1:] + ".", code=code) for _, msg in problems])
+    return data.decode("utf-8")
 
 
 def _check_rate_limit(user) -> None:

@@ -60,10 +60,18 @@ class _Heartbeat:
 
 def sandbox_evaluate(*, source: bytes, task: str, mode: str, device: str):
     """Exactly what a worker runs for one submission (also `manage.py evaluate`)."""
+    import dataclasses
+
     import sandbox
 
+    limits = dataclasses.replace(
+        sandbox.Limits.from_env(),
+        time_limit_s=float(settings.SANDBOX_TIME_LIMIT_S),
+        gpu_index=settings.WORKER_GPU_INDEX if device == "cuda" else None,
+    )
     return sandbox.evaluate(
-        source=source, task=task, mode=mode, device=device, backend=settings.SANDBOX_BACKEND or None
+        source=source, task=task, mode=mode, device=device, backend=settings.SANDBOX_BACKEND or None,
+        limits=limits,
     )
 
 
@@ -99,7 +107,7 @@ def evaluate_submission(self, submission_id: int) -> str:
     except (SandboxError, SoftTimeLimitExceeded) as exc:
         return _infrastructure_failure(self, submission, exc)
     services.submission_set_phase(submission=submission, phase="storing")
-    stored = services.submission_store_result(submission=submission, report=result.report, logs="")
+    stored = services.submission_store_result(submission=submission, report=result.report, logs=result.logs)
     return "stored" if stored else "discarded"
 
 

@@ -1,0 +1,68 @@
+"""Fixtures for the site back-end tests: real PostgreSQL (require_postgres), real Redis, the
+softmax task as load_tasks stores it, an owner, another user and staff."""
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+import redis
+from django.conf import settings as django_settings
+from django.contrib.auth import get_user_model
+
+from leaderboard import services
+
+
+@pytest.fixture(autouse=True)
+def _postgres(require_postgres, settings):
+    """The site's tests run against PostgreSQL (DATABASE_URL from scripts/services.sh)."""
+    # a fast hasher: the default one takes about half a second per test user
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def redis_client():
+    client = redis.Redis.from_url(django_settings.CELERY_BROKER_URL, socket_connect_timeout=2)
+    try:
+        client.ping()
+    except redis.ConnectionError:
+        what = f"Redis at {django_settings.CELERY_BROKER_URL}"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"{what} is required under CI=true but is not available")
+        pytest.skip(f"{what} not available")
+    return client
+
+
+@pytest.fixture
+def eval_queue(settings, redis_client):
+    """A queue of this test's own, so no worker of a developer's stack takes its messages."""
+    name = f"eval-test-{uuid.uuid4().hex[:10]}"
+    settings.EVAL_QUEUE = name
+    yield name
+    redis_client.delete(name)
+
+
+@pytest.fixture
+def task(db):
+    from evaluator.tasks import get_task
+
+    row, _ = services.task_sync(spec=get_task("softmax"))
+    return row
+
+
+@pytest.fixture
+def owner(db):
+    return get_user_model().objects.create_user("owner", password="pw-owner-1234")
+
+
+@pytest.fixture
+def other(db):
+    return get_user_model().objects.create_user("other", password="pw-other-1234")
+
+
+@pytest.fixture
+def staff(db):
+    return get_user_model().objects.create_user("staff", password="pw-staff-1234", is_staff=True,
+                                                is_superuser=True)
+
+

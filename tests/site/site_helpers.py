@@ -1,0 +1,64 @@
+"""Helpers shared by the site back-end tests (fixtures live in conftest.py)."""
+from __future__ import annotations
+
+import json
+import uuid
+
+from leaderboard import services
+from leaderboard.models import Submission
+
+H200 = "cuda:NVIDIA H200"
+SOURCE = "import torch\n\n\ndef custom_kernel(x):\n    return torch.softmax(x, dim=-1)\n"
+
+
+def queued_task_ids(client, queue: str) -> list[str]:
+    return [json.loads(raw)["headers"]["id"] for raw in client.lrange(queue, 0, -1)]
+
+
+def queued_messages(client, queue: str) -> list[dict]:
+    return [json.loads(raw) for raw in client.lrange(queue, 0, -1)]
+
+
+def report_for(task, *, verdict="verified", mode="ranked", device="cuda", speedup=1.2, codes=(),
+               candidate_ms=0.15, logs="runner output"):
+    shape = task.bench_shapes["cuda" if device == "cuda" else "cpu"][0]
+    scored = mode == "ranked" and verdict != "rejected"
+    return {
+        "schema": 1,
+        "verdict": verdict,
+        "reasons": [f"reason for {c}" for c in codes],
+        "reason_codes": list(codes),
+        "task": task.name,
+        "mode": mode,
+        "device": device,
+        "gpu_name": "NVIDIA H200" if device == "cuda" else None,
+        "versions": {"python": "3.12.3", "torch": "2.11.0", "triton": "3.6.0"},
+        "speedup_vs_compile": speedup if scored else None,
+        "speedup_vs_eager": speedup * 2 if scored else None,
+        "shapes": [
+            {"shape": shape, "candidate_ms": candidate_ms, "eager_ms": 0.28, "compile_ms": candidate_ms * speedup,
+             "wall_ms": candidate_ms, "floor_ms": 0.5, "speedup_vs_compile": speedup,
+             "speedup_vs_eager": speedup * 2}
+        ] if scored else [],
+        "tests": [{"shape": {"M": 7, "N": 131}, "passed": verdict != "rejected", "max_abs_err": 1e-7,
+                   "message": ""}],
+        "phases": {"startup_s": 1.0, "compile_s": 2.0, "correctness_s": 0.5, "timing_s": 3.0},
+        "kernels_launched": ["_softmax_kernel"],
+        "logs": logs,
+    }
+
+
+def make_queued(task, user, *, mode="ranked", device_type=H200) -> Submission:
+    return Submission.objects.create(user=user, task=task, mode=mode, device_type=device_type, source=SOURCE,
+                                     filename="k.py", celery_task_id=uuid.uuid4().hex)
+
+
+def make_done(task, user, *, device_type=H200, **kw) -> Submission:
+    """A finished submission, stored the way a worker stores it (claim, then store_result)."""
+    device = "cpu" if device_type == "cpu" else "cuda"
+    report = report_for(task, device=device, **kw)
+    sub = make_queued(task, user, mode=report["mode"], device_type=device_type)
+    claimed = services.submission_claim(submission_id=sub.pk, worker="test")
+    assert services.submission_store_result(submission=claimed, report=report)
+    sub.refresh_from_db()
+    return sub
