@@ -9,7 +9,7 @@ from django.urls import reverse
 from leaderboard import services
 from leaderboard.models import Submission
 
-from conftest import H200, make_done
+from web_helpers import H200, make_done
 
 XSS = "<script>alert(1)</script>"
 
