@@ -105,7 +105,7 @@ def submissions(request):
     except services.NotAllowed as exc:
         return error(403, " ".join(exc.messages))
     except ValidationError as exc:
-        status = 404 if exc.code == "unknown_task" else 400
+        status = 404 if getattr(exc, "code", None) == "unknown_task" else 400
         return error(status, " ".join(exc.messages))
     return JsonResponse(submission_json(request, sub), status=201)
 
