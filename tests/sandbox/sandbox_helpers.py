@@ -1,0 +1,48 @@
+"""Shared by the sandbox tests (a plain module: conftest.py holds only fixtures)."""
+from __future__ import annotations
+
+import json
+
+import sandbox
+from sandbox import Limits
+
+# small limits keep the suite quick; the endless-loop test relies on time_limit_s
+LIMITS = Limits(time_limit_s=25, memory_bytes=2 * 1024**3, pids=256, cpus=2,
+                tmpfs_bytes=512 * 1024**2)
+
+HONEST = """
+import torch
+
+def custom_kernel(x):
+    return torch.softmax(x, dim=-1)
+"""
+
+WRONG = """
+import torch
+
+def custom_kernel(x):
+    return torch.zeros_like(x)
+"""
+
+# what a run that hit a wall or broke the box reports; a clean run has none of them
+UNCLEAN = {"timeout", "out_of_memory", "sandbox", "crash"}
+
+
+def evaluate(backend: str, source: str, *, limits: Limits = LIMITS, mode: str = "test"):
+    return sandbox.evaluate(source=source.encode(), task="softmax", mode=mode, device="cpu",
+                            backend=backend, limits=limits)
+
+
+def observations(result) -> dict[str, str]:
+    """`OBS key value` lines the hostile code printed (they reach us through the judge's report)."""
+    found = {}
+    for text in (result.report.get("logs", ""), result.logs):
+        for line in text.splitlines():
+            if line.startswith("OBS "):
+                _, key, *rest = line.split(" ", 2)
+                found.setdefault(key, rest[0] if rest else "")
+    return found
+
+
+def everything(result) -> str:
+    return json.dumps(result.report) + result.logs
