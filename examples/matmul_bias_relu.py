@@ -49,15 +49,14 @@ def _mm_bias_relu_kernel(
     s_am, s_ak, s_bk, s_bn, s_cm, s_cn,
     BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr,
     NUM_PROGS: tl.constexpr, USE_TMA: tl.constexpr, UPCAST: tl.constexpr,
-    FLATTEN: tl.constexpr, WARP_SPEC: tl.constexpr,
+    FLATTEN: tl.constexpr, SPLIT: tl.constexpr,
 ):
     num_m = tl.cdiv(M, BM)
     num_n = tl.cdiv(N, BN)
     k_tiles = tl.cdiv(K, BK)
     num_tiles = num_m * num_n
     rk = tl.arange(0, BK)
-    for tile in tl.range(tl.program_id(0), num_tiles, NUM_PROGS, flatten=FLATTEN,
-                         warp_specialize=WARP_SPEC):
+    for tile in tl.range(tl.program_id(0), num_tiles, NUM_PROGS, flatten=FLATTEN):
         pid_m, pid_n = _tile_coords(tile, num_m, num_n, GROUP_M)
         off_m = pid_m * BM
         off_n = pid_n * BN
@@ -81,7 +80,12 @@ def _mm_bias_relu_kernel(
         bvec = tl.load(bias + rn, mask=rn < N, other=0.0).to(tl.float32)
         out = _bf16(tl.maximum(acc + bvec[None, :], 0.0), UPCAST)
         if USE_TMA:
-            c.store([off_m, off_n], out)
+            if SPLIT:  # two half-width stores: a smaller epilogue buffer leaves room for stages
+                halves = tl.split(tl.permute(tl.reshape(out, (BM, 2, BN // 2)), (0, 2, 1)))
+                c.store([off_m, off_n], halves[0])
+                c.store([off_m, off_n + BN // 2], halves[1])
+            else:
+                c.store([off_m, off_n], out)
         else:
             tl.store(c + rm[:, None] * s_cm + rn[None, :] * s_cn, out,
                      mask=(rm[:, None] < M) & (rn[None, :] < N))
@@ -89,9 +93,13 @@ def _mm_bias_relu_kernel(
 
 # Tile choices measured on one H200 (docs/examples.md); keys are the knobs of the kernel.
 GPU_CONFIG = dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3,
-                  FLATTEN=False, WARP_SPEC=False)
-CPU_CONFIG = dict(BM=64, BN=64, BK=64, GROUP_M=4, num_warps=4, num_stages=1,
-                  FLATTEN=False, WARP_SPEC=False)
+                  FLATTEN=True, SPLIT=False, PERSISTENT=True)
+# unaligned rows on a GPU: pointer loads, smaller tiles (register pressure without descriptors)
+GPU_FALLBACK = dict(BM=128, BN=128, BK=32, GROUP_M=8, num_warps=8, num_stages=3,
+                    FLATTEN=False, SPLIT=False, PERSISTENT=False)
+# in the interpreter each tile step costs Python overhead: big tiles, few steps
+CPU_CONFIG = dict(BM=64, BN=128, BK=128, GROUP_M=4, num_warps=4, num_stages=1,
+                  FLATTEN=False, SPLIT=False, PERSISTENT=True)
 _SMS = {}
 
 
@@ -120,17 +128,21 @@ def matmul_bias_relu(a, b, bias, config=None, use_tma=None):
     c = torch.empty((M, N), device=a.device, dtype=torch.bfloat16)
     if M == 0 or N == 0:
         return c
-    cfg = dict(config or (CPU_CONFIG if INTERPRET or not a.is_cuda else GPU_CONFIG))
-    BM, BN, BK = cfg.pop("BM"), cfg.pop("BN"), cfg.pop("BK")
     tma = _tma_ok(a, b, c) if use_tma is None else use_tma
+    if config is None:
+        config = CPU_CONFIG if INTERPRET or not a.is_cuda else \
+            GPU_CONFIG if tma else GPU_FALLBACK
+    cfg = dict(config)
+    BM, BN, BK = cfg.pop("BM"), cfg.pop("BN"), cfg.pop("BK")
+    persistent = cfg.pop("PERSISTENT")
     if tma:
         a_arg = TensorDescriptor(a, [M, K], [a.stride(0), 1], [BM, BK])
         b_arg = TensorDescriptor(b, [K, N], [b.stride(0), 1], [BK, BN])
-        c_arg = TensorDescriptor(c, [M, N], [N, 1], [BM, BN])
+        c_arg = TensorDescriptor(c, [M, N], [N, 1], [BM, BN // 2 if cfg["SPLIT"] else BN])
     else:
         a_arg, b_arg, c_arg = a, b, c
     tiles = triton.cdiv(M, BM) * triton.cdiv(N, BN)
-    progs = min(tiles, _num_sms(a.device))
+    progs = min(tiles, _num_sms(a.device)) if persistent else tiles
     _mm_bias_relu_kernel[(progs,)](
         a_arg, b_arg, bias, c_arg, M, N, K,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),

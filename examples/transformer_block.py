@@ -101,9 +101,9 @@ def _load_tile(t, r0, c0, R, C, s_r, s_c, BR: tl.constexpr, BC: tl.constexpr,
 
 @triton.jit
 def _finish(c, res, acc, r0, c0, M, N, s_cm, s_rm, BM: tl.constexpr, BN: tl.constexpr,
-            EPI: tl.constexpr, USE_TMA: tl.constexpr):
+            EPI: tl.constexpr, USE_TMA: tl.constexpr, RES_TMA: tl.constexpr):
     if EPI == 1:
-        acc = acc + _load_tile(res, r0, c0, M, N, s_rm, 1, BM, BN, USE_TMA).to(tl.float32)
+        acc = acc + _load_tile(res, r0, c0, M, N, s_rm, 1, BM, BN, RES_TMA).to(tl.float32)
     out = _bf16(acc)
     if USE_TMA:
         c.store([r0, c0], out)
@@ -120,7 +120,7 @@ def _gemm_kernel(
     M, N, K, s_am, s_bk, s_cm, s_rm,
     BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr,
     NUM_PROGS: tl.constexpr, EPI: tl.constexpr, SPLIT: tl.constexpr,
-    USE_TMA: tl.constexpr, UPCAST: tl.constexpr, FLATTEN: tl.constexpr,
+    USE_TMA: tl.constexpr, RES_TMA: tl.constexpr, UPCAST: tl.constexpr, FLATTEN: tl.constexpr,
 ):
     num_m = tl.cdiv(M, BM)
     num_n = tl.cdiv(N, BN)
@@ -150,11 +150,12 @@ def _gemm_kernel(
             acc = acc / (1.0 + tl.exp(-acc)) * acc2
         if SPLIT:  # two half-width stores: smaller epilogue buffer, more room for stages
             halves = tl.split(tl.permute(tl.reshape(acc, (BM, 2, BN // 2)), (0, 2, 1)))
-            _finish(c, res, halves[0], off_m, off_n, M, N, s_cm, s_rm, BM, BN // 2, EPI, USE_TMA)
+            _finish(c, res, halves[0], off_m, off_n, M, N, s_cm, s_rm, BM, BN // 2, EPI,
+                    USE_TMA, RES_TMA)
             _finish(c, res, halves[1], off_m, off_n + BN // 2, M, N, s_cm, s_rm, BM, BN // 2,
-                    EPI, USE_TMA)
+                    EPI, USE_TMA, RES_TMA)
         else:
-            _finish(c, res, acc, off_m, off_n, M, N, s_cm, s_rm, BM, BN, EPI, USE_TMA)
+            _finish(c, res, acc, off_m, off_n, M, N, s_cm, s_rm, BM, BN, EPI, USE_TMA, RES_TMA)
 
 
 _SMS = {}
@@ -185,48 +186,63 @@ def _desc(t, block):
     return TensorDescriptor(t, list(t.shape), [t.stride(0), 1], block)
 
 
-# Per-GEMM tile configs (measured on one H200, docs/examples.md). "gemm" covers the plain and
-# residual GEMMs, "swiglu" the dual-accumulator one (its BN is per accumulator).
+# Tile configs per stage, measured on one H200 (docs/examples.md). The swiglu BN is per
+# accumulator (gate and up each get BN columns).
 GPU_CONFIG = {
-    "gemm": dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3, SPLIT=False,
-                 FLATTEN=True, PERSISTENT=True),
-    "swiglu": dict(BM=128, BN=128, BK=64, GROUP_M=8, num_warps=8, num_stages=3, SPLIT=False,
+    "qkv": dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3, SPLIT=False,
+                FLATTEN=True, PERSISTENT=True),
+    "oproj": dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3, SPLIT=True,
+                  FLATTEN=True, PERSISTENT=True, RES_TMA=True),
+    "swiglu": dict(BM=128, BN=128, BK=64, GROUP_M=8, num_warps=8, num_stages=4, SPLIT=True,
                    FLATTEN=True, PERSISTENT=True),
+    "down": dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3, SPLIT=True,
+                 FLATTEN=True, PERSISTENT=True, RES_TMA=True),
     "attn": dict(BM=128, BN=128, num_warps=8, num_stages=3),
 }
+# unaligned rows on a GPU (no descriptors): pointer loads need smaller tiles
+GPU_FALLBACK = {
+    "gemm": dict(BM=128, BN=128, BK=32, GROUP_M=8, num_warps=8, num_stages=3, SPLIT=False,
+                 FLATTEN=False, PERSISTENT=False),
+    "attn": dict(BM=64, BN=64, num_warps=4, num_stages=2),
+}
+# In the interpreter every call of a jitted helper costs milliseconds: big tiles, few calls.
+_CPU_GEMM = dict(BM=64, BN=128, BK=128, GROUP_M=4, num_warps=4, num_stages=1, SPLIT=False,
+                 FLATTEN=False, PERSISTENT=True)
 CPU_CONFIG = {
-    "gemm": dict(BM=64, BN=64, BK=64, GROUP_M=4, num_warps=4, num_stages=1, SPLIT=False,
-                 FLATTEN=False, PERSISTENT=True),
-    "swiglu": dict(BM=64, BN=64, BK=64, GROUP_M=4, num_warps=4, num_stages=1, SPLIT=True,
-                   FLATTEN=False, PERSISTENT=True),
-    "attn": dict(BM=64, BN=32, num_warps=4, num_stages=1),
+    "qkv": _CPU_GEMM, "oproj": _CPU_GEMM, "down": _CPU_GEMM,
+    "swiglu": dict(_CPU_GEMM, SPLIT=True),
+    "attn": dict(BM=64, BN=64, num_warps=4, num_stages=1),
 }
 
 
 def _gemm(a, b, c, cfg, epi=EPI_STORE, b2=None, res=None):
     M, K = a.shape
     N = b.shape[1]
-    cfg = dict(cfg)
+    tma = _tma_ok(a, b, b2, c, res)
+    cfg = dict(GPU_FALLBACK["gemm"] if a.is_cuda and not tma and not INTERPRET else cfg)
     BM, BN, BK = cfg.pop("BM"), cfg.pop("BN"), cfg.pop("BK")
     split = cfg.pop("SPLIT")
     persistent = cfg.pop("PERSISTENT")
-    tma = _tma_ok(a, b, b2, c, res)
+    # the residual through a descriptor costs a shared-memory tile; through pointers, none
+    res_tma = cfg.pop("RES_TMA", False) and tma
     cn = BN // 2 if split else BN
     if tma:
         a_arg, b_arg, c_arg = _desc(a, [BM, BK]), _desc(b, [BK, BN]), _desc(c, [BM, cn])
         b2_arg = _desc(b2, [BK, BN]) if b2 is not None else b_arg
-        res_arg = _desc(res, [BM, cn]) if res is not None else c_arg
+        res_arg = _desc(res, [BM, cn]) if res_tma and res is not None else res
     else:
         a_arg, b_arg, c_arg = a, b, c
         b2_arg = b2 if b2 is not None else b
-        res_arg = res if res is not None else c
+        res_arg = res
+    if res_arg is None:
+        res_arg = c_arg  # unused (EPI != residual); any argument of the right kind
     tiles = triton.cdiv(M, BM) * triton.cdiv(N, BN)
     progs = min(tiles, _num_sms(a.device)) if persistent else tiles
     _gemm_kernel[(progs,)](
         a_arg, b_arg, b2_arg, c_arg, res_arg, M, N, K,
         a.stride(0), b.stride(0), c.stride(0), res.stride(0) if res is not None else 0,
         BM=BM, BN=BN, BK=BK, NUM_PROGS=progs, EPI=epi, SPLIT=split, USE_TMA=tma,
-        UPCAST=INTERPRET, **cfg)
+        RES_TMA=res_tma, UPCAST=INTERPRET, **cfg)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -293,11 +309,11 @@ def _attn_kernel(qd, kvd, o, T, H, D, s_t, s_ot, qk_scale,
 
 
 def _attention(qkv, o, B, T, H, cfg):
-    cfg = dict(cfg)
-    BM, BN = cfg.pop("BM"), cfg.pop("BN")
-    assert BM % BN == 0
-    D = H * HEAD_DIM
     tma = _tma_ok(qkv)
+    cfg = dict(GPU_FALLBACK["attn"] if qkv.is_cuda and not tma and not INTERPRET else cfg)
+    BM, BN = cfg.pop("BM"), cfg.pop("BN")
+    assert BM % BN == 0  # the unmasked loop stops exactly at the diagonal block
+    D = H * HEAD_DIM
     # rows of other batches (or zero fill past the end) that a descriptor reads at a
     # sequence's edge are masked or discarded, so 2-D descriptors serve all batches
     q_arg = _desc(qkv, [BM, HEAD_DIM]) if tma else qkv
@@ -316,7 +332,8 @@ def transformer_block(x, w_norm1, w_qkv, w_o, w_norm2, w_gate, w_up, w_down, con
     F = w_gate.shape[1]
     H = D // HEAD_DIM
     M = B * T
-    cfg = config or (CPU_CONFIG if INTERPRET or not x.is_cuda else GPU_CONFIG)
+    cfg = dict(CPU_CONFIG if INTERPRET or not x.is_cuda else GPU_CONFIG)
+    cfg.update(config or {})
     dev = x.device
     bf = torch.bfloat16
     xf = x.reshape(M, D)
@@ -324,18 +341,18 @@ def transformer_block(x, w_norm1, w_qkv, w_o, w_norm2, w_gate, w_up, w_down, con
     n1 = torch.empty((M, D), device=dev, dtype=bf)
     _rmsnorm(xf, w_norm1, n1)
     qkv = torch.empty((M, 3 * D), device=dev, dtype=bf)
-    _gemm(n1, w_qkv, qkv, cfg["gemm"])
+    _gemm(n1, w_qkv, qkv, cfg["qkv"])
     o = torch.empty((M, D), device=dev, dtype=bf)
     _attention(qkv, o, B, T, H, cfg["attn"])
     h = torch.empty((M, D), device=dev, dtype=bf)
-    _gemm(o, w_o, h, cfg["gemm"], epi=EPI_RESIDUAL, res=xf)
+    _gemm(o, w_o, h, cfg["oproj"], epi=EPI_RESIDUAL, res=xf)
     n2 = n1  # n1 is dead once qkv exists
     _rmsnorm(h, w_norm2, n2)
     f_pad = (F + 7) // 8 * 8  # 16-byte aligned rows for the descriptors
     g = torch.empty((M, f_pad), device=dev, dtype=bf)[:, :F]
     _gemm(n2, w_gate, g, cfg["swiglu"], epi=EPI_SWIGLU, b2=w_up)
     out = torch.empty((M, D), device=dev, dtype=bf)
-    _gemm(g, w_down, out, cfg["gemm"], epi=EPI_RESIDUAL, res=h)
+    _gemm(g, w_down, out, cfg["down"], epi=EPI_RESIDUAL, res=h)
     return out.view(B, T, D)
 
 
