@@ -1,0 +1,30 @@
+"""The Python entry point: exactly what `python -m evaluator run` runs (judge here, runner in its
+own process), returning the report dict."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def default_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def evaluate_file(path, *, task: str, device: str = "cpu", mode: str = "ranked",
+                  time_limit_s: float = 300) -> dict:
+    return evaluate_source(Path(path).read_bytes(), task=task, device=device, mode=mode,
+                           time_limit_s=time_limit_s)
+
+
+def evaluate_source(source: bytes | str, *, task: str, device: str = "cpu", mode: str = "ranked",
+                    time_limit_s: float = 300) -> dict:
+    from .judge import evaluate
+
+    if isinstance(source, str):
+        source = source.encode("utf-8")
+    if mode not in ("test", "ranked"):
+        raise ValueError(f"mode must be 'test' or 'ranked', not {mode!r}")
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', not {device!r}")
+    return evaluate(source, task=task, device=device, mode=mode, time_limit_s=time_limit_s)

@@ -1,0 +1,77 @@
+"""The ruler: each task's own reference submitted as a kernel must read 1.00 against eager, and
+torch.compile submitted as a kernel must read 1.00 against torch.compile. Both go through the
+full evaluation (runner process, checks, interleaved timing), exactly like a submission."""
+from __future__ import annotations
+
+REFERENCE_SOURCE = """\
+from evaluator.tasks import get_task
+
+custom_kernel = get_task({name!r}).reference
+"""
+
+# torch.compile only on the benchmark shapes (the test shapes would each cost a recompile); the
+# dispatch on input shapes costs a few microseconds per call
+COMPILE_SOURCE = """\
+import torch
+from evaluator.tasks import get_task
+
+_task = get_task({name!r})
+_compiled = torch.compile(_task.reference, dynamic=False)
+_BENCH = {keys!r}
+
+
+def custom_kernel(*inputs):
+    key = tuple(tuple(x.shape) for x in inputs)
+    return (_compiled if key in _BENCH else _task.reference)(*inputs)
+"""
+
+
+def sources(name: str, device: str) -> tuple[str, str]:
+    from .judge import bench_shapes
+    from .tasks import get_task
+
+    task = get_task(name)
+    keys = set()
+    for shape in bench_shapes(task, device):
+        keys.add(tuple(tuple(x.shape) for x in task.make_inputs(shape, 0, "cpu")))
+    return REFERENCE_SOURCE.format(name=name), COMPILE_SOURCE.format(name=name, keys=keys)
+
+
+def calibrate(names, *, device: str, time_limit_s: float = 600, progress=None) -> list[dict]:
+    from .api import evaluate_source
+
+    rows = []
+    for name in names:
+        ref_src, compile_src = sources(name, device)
+        if progress:
+            progress(f"calibrating {name}: reference as a kernel")
+        ref = evaluate_source(ref_src, task=name, device=device, mode="ranked", time_limit_s=time_limit_s)
+        if progress:
+            progress(f"calibrating {name}: torch.compile as a kernel")
+        comp = evaluate_source(compile_src, task=name, device=device, mode="ranked", time_limit_s=time_limit_s)
+        rows.append({
+            "task": name,
+            "reference_vs_eager": ref.get("speedup_vs_eager"),
+            "compile_vs_compile": comp.get("speedup_vs_compile"),
+            "reference_shapes": ref.get("shapes", []),
+            "compile_shapes": comp.get("shapes", []),
+            "errors": [r for r, c in zip(ref["reasons"] + comp["reasons"],
+                                         ref["reason_codes"] + comp["reason_codes"])
+                       if c not in ("suspicious_source", "no_kernel_launched")],
+        })
+    return rows
+
+
+def table(rows, device: str) -> str:
+    lines = [f"calibration on {device} (both columns should read 1.00)",
+             f"{'task':22s} {'reference vs eager':>19s} {'compile vs compile':>19s}"]
+    for row in rows:
+        a, b = row["reference_vs_eager"], row["compile_vs_compile"]
+        lines.append(f"{row['task']:22s} {_x(a):>19s} {_x(b):>19s}")
+        for err in row["errors"]:
+            lines.append(f"    ! {err}")
+    return "\n".join(lines)
+
+
+def _x(v) -> str:
+    return "error" if v is None else f"{v:.2f}"

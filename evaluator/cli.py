@@ -1,0 +1,124 @@
+"""`python -m evaluator run FILE --task NAME ...` and `python -m evaluator calibrate ...`.
+
+Exit status: 0 whenever an evaluation completed, whatever its verdict; 2 on usage errors.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+class UsageError(Exception):
+    pass
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m evaluator", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="evaluate one submission")
+    run.add_argument("file")
+    run.add_argument("--task", required=True)
+    run.add_argument("--device", choices=("cpu", "cuda"))
+    run.add_argument("--mode", choices=("test", "ranked"), default="ranked")
+    run.add_argument("--json", metavar="OUT", help="write the JSON report here ('-' for stdout)")
+    run.add_argument("--time-limit", type=float, default=300, metavar="S")
+    cal = sub.add_parser("calibrate", help="the ruler: references and torch.compile as submissions")
+    cal.add_argument("--device", choices=("cpu", "cuda"))
+    cal.add_argument("--task", action="append", help="only this task (repeatable)")
+    cal.add_argument("--json", metavar="OUT")
+    sub.add_parser("tasks", help="list the tasks")
+    args = p.parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "calibrate":
+            return _calibrate(args)
+        return _tasks()
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def _device(requested: str | None) -> str:
+    import torch
+
+    if requested == "cuda" and not torch.cuda.is_available():
+        raise UsageError("--device cuda: no CUDA device is available here")
+    return requested or ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _task(name: str) -> None:
+    from .tasks import TASKS
+
+    if name not in TASKS:
+        raise UsageError(f"unknown task {name!r}; known: {', '.join(sorted(TASKS))}")
+
+
+def _run(args) -> int:
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"{args.file}: no such file")
+    _task(args.task)
+    device = _device(args.device)
+    from .api import evaluate_file
+
+    result = evaluate_file(path, task=args.task, device=device, mode=args.mode,
+                           time_limit_s=args.time_limit)
+    if args.json == "-":
+        json.dump(result, sys.stdout, indent=1)
+        print()
+    else:
+        print(summary(result))
+        if args.json:
+            Path(args.json).write_text(json.dumps(result, indent=1))
+    return 0
+
+
+def summary(r: dict) -> str:
+    lines = [f"{r['task']} on {r['device']}{' (' + r['gpu_name'] + ')' if r.get('gpu_name') else ''}, "
+             f"{r['mode']} mode: {r['verdict'].upper()}"]
+    if r.get("speedup_vs_compile") is not None:
+        lines.append(f"  speedup: {r['speedup_vs_compile']:.3f}x vs torch.compile, "
+                     f"{r['speedup_vs_eager']:.3f}x vs eager (geometric mean over shapes)")
+    for s in r.get("shapes", []):
+        shape = ", ".join(f"{k}={v}" for k, v in s["shape"].items())
+        lines.append(f"  [{shape}] candidate {_ms(s['candidate_ms'])}, eager {_ms(s['eager_ms'])}, "
+                     f"compile {_ms(s['compile_ms'])}, floor {_ms(s['floor_ms'])}")
+    tests = r.get("tests", [])
+    if tests:
+        passed = sum(t["passed"] for t in tests)
+        lines.append(f"  tests: {passed}/{len(tests)} shapes passed")
+    for code, reason in zip(r["reason_codes"], r["reasons"]):
+        lines.append(f"  - [{code}] {reason}")
+    phases = r.get("phases", {})
+    lines.append("  time: " + ", ".join(f"{k[:-2]} {v:.1f}s" for k, v in phases.items()))
+    return "\n".join(lines)
+
+
+def _ms(x) -> str:
+    return "-" if x is None else f"{x:.4g} ms"
+
+
+def _calibrate(args) -> int:
+    from .calibrate import calibrate, table
+    from .tasks import TASKS
+
+    names = args.task or sorted(TASKS)
+    for name in names:
+        _task(name)
+    device = _device(args.device)
+    rows = calibrate(names, device=device, progress=lambda s: print(s, file=sys.stderr, flush=True))
+    print(table(rows, device))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+def _tasks() -> int:
+    from .tasks import TASKS
+
+    for name, task in sorted(TASKS.items()):
+        print(f"{name:22s} {task.title}")
+    return 0

@@ -1,0 +1,494 @@
+"""The judge: trusted, never imports the submission. Builds inputs and gold answers itself, drives
+the runner through the control channel, times the eager and torch.compile baselines while the
+runner is stopped, and computes the verdict from checked data.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import platform
+import secrets
+import time
+
+from . import channel, checks, isolation, report, scan, upload
+from .checks import Failure
+
+# repetitions: (warm-up calls, calls per block, min rounds, max rounds, target rel. SE of medians,
+# seconds per benchmark shape)
+REPS = {
+    "cuda": (3, 10, 3, 10, 0.005, 12.0),
+    "cpu": (1, 3, 2, 5, 0.02, 20.0),
+    "quick": (1, 2, 1, 1, 1.0, 5.0),
+}
+# per call: the first call on a shape may JIT-compile or autotune; later ones may not take long
+FIRST_CALL_LIMIT_S = float(os.environ.get("EVALUATOR_FIRST_CALL_LIMIT_S", 120))
+CALL_LIMIT_S = float(os.environ.get("EVALUATOR_CALL_LIMIT_S", 30))
+FLOOR_MARGIN = 0.9  # flag a median under 90 % of the roofline floor (the ceilings are measured)
+PROBE_SLOWDOWN = 1.5  # GPU probe while the runner is stopped vs before it started
+SMALL_SHAPES_CPU = 3  # on CPU only this many of the smallest test shapes are called twice / re-checked
+PINGS = 5
+
+
+def judge_cache_dir() -> str | None:
+    """A persistent directory for the judge's torch.compile caches that the runner cannot write.
+    Only when the runner is another user (or EVALUATOR_JUDGE_CACHE names one explicitly): a runner
+    of the judge's own uid could poison a shared cache, so then each evaluation starts empty."""
+    explicit = os.environ.get("EVALUATOR_JUDGE_CACHE")
+    if explicit:
+        path = explicit
+    elif isolation.is_root():
+        base = os.environ.get("XDG_CACHE_HOME") or "/var/tmp"
+        path = os.path.join(base, f"evaluator-judge-{os.getuid()}")
+    else:
+        return None
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.stat(path)
+        if st.st_uid != os.getuid() or st.st_mode & 0o077:
+            return None
+    except OSError:
+        return None
+    return path
+
+
+def shape_size(shape: dict) -> int:
+    return math.prod(v for v in shape.values() if isinstance(v, int))
+
+
+def bench_shapes(task, device: str) -> list[dict]:
+    """The timed shapes; with EVALUATOR_QUICK on CPU, one small test shape (fast unit tests)."""
+    from .timing import quick
+
+    if device == "cpu" and quick():
+        small = sorted(task.test_shapes, key=shape_size)
+        return [small[1] if len(small) > 1 else small[0]]
+    return list(task.bench_shapes(device))
+
+
+class Evaluation:
+    def __init__(self, source: bytes, *, task: str, device: str, mode: str, time_limit_s: float = 300):
+        self.source = source
+        self.task_name = task
+        self.device = device
+        self.mode = mode
+        self.time_limit_s = time_limit_s
+        self.report = report.empty(task=task, mode=mode, device=device)
+        self.codes: list[tuple[str, str]] = []
+        self.master = secrets.randbits(63)
+        self.runner = None
+        self.work = None
+        self._call_limit = FIRST_CALL_LIMIT_S
+
+    # ---- entry point -----------------------------------------------------------------------
+    def run(self) -> dict:
+        self.t0 = time.monotonic()
+        self.deadline = self.t0 + self.time_limit_s
+        threads = None
+        try:
+            if self.device == "cpu":
+                threads = _single_thread()
+            self._evaluate()
+        except Failure as f:
+            self.codes.extend(f.problems)
+        finally:
+            self._finish()
+            if threads:
+                torch.set_num_threads(threads)
+        return self.report
+
+    def _evaluate(self):
+        problems = upload.check_upload(self.source)
+        if problems:
+            raise Failure(*problems)
+        text = self.source.decode("utf-8")
+        if self.device == "cpu" and scan.needs_gpu(text):
+            raise Failure(("needs_gpu", "this submission compiles CUDA source (cpp_extension / "
+                                        "load_inline) and needs a GPU; this machine has none"))
+        for finding in scan.scan(text):
+            self.codes.append(("suspicious_source", f"suspicious source: {finding}"))
+        self._setup()
+        self._start()
+        self._correctness()
+        if self.mode == "ranked":
+            self._timing()
+        self._stats()
+
+    # ---- setup -----------------------------------------------------------------------------
+    def _setup(self):
+        cache = judge_cache_dir()
+        if cache is None:
+            import tempfile
+            self._tmp_cache = tempfile.mkdtemp(prefix="evaluator-judge-")
+            cache = self._tmp_cache
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
+        self.cache = cache
+        if not isolation.is_root():
+            isolation.make_undumpable()
+        global torch, timing
+        import torch  # noqa: F811
+
+        from . import timing  # noqa: F811
+        from .tasks import base, get_task
+
+        self.task = get_task(self.task_name)
+        self.full_fp32 = getattr(base, "full_fp32", contextlib.nullcontext)
+        self.derive = base.derive_seed
+        import triton
+
+        self.report["versions"] = {"python": platform.python_version(), "torch": torch.__version__,
+                                   "triton": triton.__version__, "cuda": torch.version.cuda}
+        if self.device == "cuda":
+            torch.cuda.set_device(0)
+            self.report["gpu_name"] = torch.cuda.get_device_name(0)
+        self.quick = timing.quick() and self.device == "cpu"
+        self.reps = REPS["quick" if self.quick else self.device]
+        if self.device == "cuda":
+            self.small_shapes = list(self.task.test_shapes)
+        else:
+            self.small_shapes = sorted(self.task.test_shapes, key=shape_size)[:SMALL_SHAPES_CPU]
+        self.bench_shapes = bench_shapes(self.task, self.device)
+        self.flusher = timing.Flusher(self.device)
+        # measured before any submission code exists on this machine. GPU only: on a multi-core
+        # CPU a busy background process need not slow the probe; there the tree-wide SIGSTOP is
+        # the defence
+        self.probe = timing.Probe(self.device) if self.device == "cuda" and self.mode == "ranked" else None
+        if self.mode == "ranked":
+            self.ceilings = self._ceilings()
+            self.report["ceilings"] = dict(self.ceilings)
+        self.work = isolation.Workdir(self.source)
+
+    def _ceilings(self) -> dict:
+        import json
+
+        if self.device != "cuda":
+            return timing.measure_ceilings("cpu")
+        key = "".join(c if c.isalnum() else "_" for c in f"{self.report['gpu_name']}-{torch.__version__}")
+        path = os.path.join(self.cache, f"ceilings-{key}.json")
+        with contextlib.suppress(OSError, ValueError):
+            with open(path) as f:
+                cached = json.load(f)
+            cached["source"] = "cached"
+            return cached
+        measured = timing.measure_ceilings("cuda")
+        with contextlib.suppress(OSError):
+            with open(path, "w") as f:
+                json.dump(measured, f)
+        return measured
+
+    def _start(self):
+        self.runner = isolation.Runner(self.work, task=self.task_name, device=self.device)
+        if self.mode == "ranked":
+            self._compile_baselines()
+        t = time.monotonic()
+        hello = self._expect("hello", self.deadline)
+        notes = hello.get("notes") if isinstance(hello.get("notes"), list) else []
+        self.threads_base = self.runner.thread_count()
+        self._send({"op": "load"})
+        self._expect("ready", self.deadline)
+        # the runner starts while the judge compiles: count only the time spent waiting for it
+        self.report["phases"]["startup_s"] = time.monotonic() - t
+        status = self.runner.status()
+        iso = {"judge_uid": os.geteuid(), **status}
+        iso["separate_user"] = status.get("runner_uid", os.geteuid()) != os.geteuid()
+        iso["note"] = "; ".join(str(n) for n in notes)[:250] or (
+            "" if iso["separate_user"] else "the runner shares the judge's uid (the judge is not root)")
+        self.report["isolation"] = iso
+        self._check_threads("after the submission was imported")
+
+    def _compile_baselines(self):
+        t = time.monotonic()
+        self.compiled = torch.compile(self.task.reference, dynamic=False)
+        for i, shape in enumerate(self.bench_shapes):
+            inputs = self.task.make_inputs(shape, self.derive(self.master, "warm", i), self.device)
+            for fn in (self.task.reference, self.compiled):
+                fn(*inputs)
+                fn(*inputs)
+            timing.sync(self.device)
+        self.report["phases"]["compile_s"] = time.monotonic() - t
+
+    # ---- the channel -------------------------------------------------------------------------
+    def _send(self, msg: dict) -> None:
+        try:
+            channel.send(self.runner.to_runner, msg)
+        except (BrokenPipeError, OSError):
+            raise self._exited() from None
+
+    def _expect(self, kind: str, deadline: float) -> dict:
+        try:
+            msg = channel.recv(self.runner.from_runner, min(deadline, self.deadline))
+        except channel.Timeout:
+            self.runner.kill()
+            if time.monotonic() >= self.deadline - 0.01:
+                raise Failure(("timeout", f"the evaluation took longer than its limit of "
+                                          f"{self.time_limit_s:g} s")) from None
+            raise Failure(("timeout", "a call to custom_kernel took longer than its limit "
+                                      f"({self._call_limit:g} s)")) from None
+        except channel.Closed:
+            raise self._exited() from None
+        except channel.ProtocolError as e:
+            raise checks.protocol(str(e)) from None
+        t = msg.get("t")
+        if t == "error":
+            raise checks.runner_error(msg)
+        if t != kind:
+            raise checks.protocol(f"expected {kind!r}, got {str(t)[:40]!r}")
+        return msg
+
+    def _exited(self) -> Failure:
+        status = self.runner.exit_status()
+        if status is None:
+            self.runner.kill()
+            return checks.protocol("the runner closed the channel")
+        if status == -9 and not self.runner.killed_by_judge:
+            return Failure(("out_of_memory", "the runner was killed by signal 9 (SIGKILL): probably "
+                                             "out of memory"))
+        if status < 0:
+            return Failure(("crash", f"the runner was killed by signal {-status}"))
+        return Failure(("crash", f"the runner exited with status {status} before the evaluation "
+                                 "finished (no complete result)"))
+
+    # ---- one call ----------------------------------------------------------------------------
+    def _call(self, shape: dict, seed: int, where: str, *, check: bool = False, keep: bool = False,
+              profile: bool = False, first: bool = False):
+        """Gold answer in the judge, the call in the runner, every check on the returned bytes.
+        Returns (output, runner ms, judge wall ms)."""
+        task, device = self.task, self.device
+        inputs = task.make_inputs(shape, seed, device)
+        with self.full_fp32():
+            gold = task.reference_fp32(*inputs)
+        timing.sync(device)
+        dtype = task.output_dtype
+        out_bytes = gold.numel() * torch.empty((), dtype=dtype).element_size()
+        in_bytes = [x.numel() * x.element_size() for x in inputs] if check else []
+        size = self.work.ensure_buffer(out_bytes + sum(in_bytes))
+        self._call_limit = FIRST_CALL_LIMIT_S if first else CALL_LIMIT_S
+        limit = time.monotonic() + self._call_limit
+        self._send({"op": "prepare", "shape": dict(shape), "seed": seed, "snap": check,
+                    "back": check, "keep": keep, "profile": profile})
+        self._expect("prepared", limit)
+        t = time.perf_counter()
+        self._send({"op": "go", "size": size})
+        done = self._expect("done", limit)
+        wall = (time.perf_counter() - t) * 1e3
+        ms = checks.number(done, "ms")
+        result = self._expect("result", limit)
+        problems = checks.result_problems(result)
+        if problems:
+            raise Failure(*[(c, f"{where}: {m}") for c, m in problems])
+        checks.check_meta(result, dtype=dtype, shape=tuple(gold.shape), device=device, where=where)
+        if result.get("stored") is not True:
+            raise checks.protocol("the runner did not store the output")
+        data = self.work.read_buffer(out_bytes + sum(in_bytes))
+        out = checks.from_bytes(memoryview(data)[:out_bytes], dtype, tuple(gold.shape), device)
+        err = checks.compare(out, gold, task.tolerance, where)
+        offset = out_bytes
+        for x, n in zip(inputs, in_bytes):
+            back = checks.from_bytes(memoryview(data)[offset:offset + n], x.dtype, tuple(x.shape), device)
+            if not checks.same_bytes(back, x):
+                raise Failure(("input_modified", f"{where}: custom_kernel modified its input tensors"))
+            offset += n
+        return out, ms, wall, err
+
+    # ---- phases ------------------------------------------------------------------------------
+    def _correctness(self):
+        t = time.monotonic()
+        tests = self.report["tests"]
+        for i, shape in enumerate(self.task.test_shapes):
+            where = f"test shape {_fmt(shape)}"
+            seed = self.derive(self.master, "test", i)
+            try:
+                out, _, _, err = self._call(shape, seed, where, check=True, keep=True, first=True)
+                if shape in self.small_shapes:
+                    again, _, _, _ = self._call(shape, seed, where + " (second call, same input)",
+                                                check=True, keep=True)
+                    if not checks.deterministic(out, again, self.task.tolerance):
+                        raise Failure(("nondeterministic", f"{where}: two calls on the same input "
+                                                           "returned different answers"))
+            except Failure as f:
+                tests.append({"shape": dict(shape), "passed": False, "max_abs_err": None,
+                              "message": f.problems[0][1][:1000]})
+                raise
+            tests.append({"shape": dict(shape), "passed": True, "max_abs_err": _finite(err), "message": ""})
+        if self.device == "cuda":
+            shape = self.task.test_shapes[0]
+            self._call(shape, self.derive(self.master, "profile"), f"test shape {_fmt(shape)}",
+                       keep=True, profile=True)
+        self._send({"op": "release"})
+        self._expect("released", time.monotonic() + CALL_LIMIT_S)
+        self._check_threads("during the correctness calls")
+        self.report["phases"]["correctness_s"] = time.monotonic() - t
+
+    def _timing(self):
+        t = time.monotonic()
+        warmup, block, min_rounds, max_rounds, target, budget = self.reps
+        rows = []
+        for j, shape in enumerate(self.bench_shapes):
+            where = f"benchmark shape {_fmt(shape)}"
+            seq = iter(range(1 << 30))
+            seed = lambda kind: self.derive(self.master, "bench", j, kind, next(seq))  # noqa: E731
+            for w in range(warmup):
+                self._call(shape, seed("cand"), where, first=(w == 0))
+            pings = [self._ping() for _ in range(PINGS)]
+            cand, walls, eager, comp = [], [], [], []
+            started = time.monotonic()
+            for r in range(max_rounds):
+                for _ in range(block):
+                    _, ms, wall, _ = self._call(shape, seed("cand"), where)
+                    cand.append(ms)
+                    walls.append(wall)
+                pings.append(self._ping())
+                with self._stopped():
+                    eager += self._baseline(self.task.reference, shape, [seed("eager") for _ in range(block)])
+                    comp += self._baseline(self.compiled, shape, [seed("compile") for _ in range(block)])
+                self._check_threads("during timing")
+                stable = all(timing.rel_se_of_median(xs) <= target for xs in (cand, eager, comp))
+                spent = time.monotonic() - started
+                if r + 1 >= min_rounds and (stable or spent > budget or self._short_of_time()):
+                    break
+            rows.append(self._shape_row(shape, cand, walls, eager, comp, timing.median(pings)))
+        self._recheck()
+        self.report["shapes"] = rows
+        self.report["phases"]["timing_s"] = time.monotonic() - t
+
+    def _recheck(self):
+        """Fresh inputs on the test shapes after timing, called exactly like timed calls."""
+        for i, shape in enumerate(self.small_shapes):
+            self._call(shape, self.derive(self.master, "recheck", i), f"re-check on test shape {_fmt(shape)}")
+            with self._stopped():
+                pass
+        self._check_threads("after timing")
+
+    def _ping(self) -> float:
+        t = time.perf_counter()
+        self._send({"op": "ping"})
+        self._expect("done", time.monotonic() + CALL_LIMIT_S)
+        return (time.perf_counter() - t) * 1e3
+
+    @contextlib.contextmanager
+    def _stopped(self):
+        self.runner.stop()
+        try:
+            if self.probe:
+                self.probe.sample()
+            yield
+        finally:
+            self.runner.cont()
+
+    def _baseline(self, fn, shape, seeds) -> list[float]:
+        times = []
+        for s in seeds:
+            inputs = self.task.make_inputs(shape, s, self.device)
+            self.flusher.flush()
+            _, ms = timing.time_call(fn, inputs, self.device)
+            times.append(ms)
+        return times
+
+    def _short_of_time(self) -> bool:
+        return self.deadline - time.monotonic() < 0.25 * self.time_limit_s
+
+    def _shape_row(self, shape, cand, walls, eager, comp, overhead) -> dict:
+        c, e, k, w = (timing.median(xs) for xs in (cand, eager, comp, walls))
+        floor = self.task.floor_ms(shape, bandwidth_bytes_s=self.ceilings["bandwidth_bytes_s"],
+                                   peak_flop_s=self.ceilings["peak_flop_s"])
+        row = {"shape": dict(shape), "candidate_ms": c, "eager_ms": e, "compile_ms": k, "wall_ms": w,
+               "floor_ms": floor, "speedup_vs_compile": k / c if c > 0 else None,
+               "speedup_vs_eager": e / c if c > 0 else None}
+        where = f"benchmark shape {_fmt(shape)}"
+        disagreement = checks.clock_excess(reported_ms=c, wall_ms=w, overhead_ms=overhead, device=self.device)
+        if disagreement:
+            self.codes.append(("clock_disagreement", f"{where}: {disagreement}"))
+        if c < FLOOR_MARGIN * floor:
+            self.codes.append(("below_floor", f"{where}: {c:.4g} ms is below the roofline floor of "
+                                              f"{floor:.4g} ms (impossible on this device)"))
+        limit = self.task.max_speedup_vs_compile
+        if row["speedup_vs_compile"] and row["speedup_vs_compile"] > limit:
+            self.codes.append(("too_fast_vs_compile", f"{where}: {row['speedup_vs_compile']:.2f}x faster "
+                                                      f"than torch.compile (above this task's {limit:g}x)"))
+        return row
+
+    # ---- watching the runner -----------------------------------------------------------------
+    def _check_threads(self, when: str):
+        if any(c == "extra_threads" for c, _ in self.codes):
+            return
+        now = self.runner.thread_count()
+        if now > self.threads_base:
+            self.codes.append(("extra_threads", f"the runner had {self.threads_base} threads before the "
+                                                f"submission was imported and {now} {when}"))
+
+    def _stats(self):
+        self._send({"op": "stats"})
+        stats = self._expect("stats", time.monotonic() + CALL_LIMIT_S)
+        triton_names = [checks.text(n, 200) for n in stats.get("triton", []) or [] if isinstance(n, str)][:32]
+        cuda_names = checks.user_cuda_kernels(stats.get("cuda", []) or [])
+        names = list(dict.fromkeys(triton_names + [checks.text(n, 200) for n in cuda_names]))[:64]
+        self.report["kernels_launched"] = names
+        if not names:
+            self.codes.append(("no_kernel_launched", "no Triton or CUDA kernel of the submission ran "
+                                                     "(library calls only?)"))
+        slowdown = self.probe.slowdown() if self.probe else 1.0
+        if slowdown > PROBE_SLOWDOWN:
+            self.codes.append(("extra_threads", f"the {self.device} was busy while the runner was "
+                                                f"stopped: a fixed probe ran {slowdown:.1f}x slower than "
+                                                "before the run (work left running in the background)"))
+        self._send({"op": "exit"})
+
+    # ---- the report --------------------------------------------------------------------------
+    def _finish(self):
+        if self.runner is not None:
+            self.runner.close()
+        if self.work is not None:
+            self.report["logs"] = isolation.logs(self.work)
+            self.work.remove()
+        if getattr(self, "_tmp_cache", None):
+            import shutil
+            shutil.rmtree(self._tmp_cache, ignore_errors=True)
+        seen, codes = set(), []
+        for code, message in self.codes:
+            if (code, message) not in seen:
+                seen.add((code, message))
+                codes.append((code, message))
+        codes = codes[:report.MAX_REASONS]
+        r = self.report
+        r["reason_codes"] = [c for c, _ in codes]
+        r["reasons"] = [m[:report.MAX_TEXT] for _, m in codes]
+        r["verdict"] = report.verdict_for(r["reason_codes"])
+        if r["verdict"] == "rejected" or self.mode == "test":
+            r["shapes"] = [] if r["verdict"] == "rejected" else r["shapes"]
+        elif r["shapes"]:
+            r["speedup_vs_compile"] = _finite(timing.geomean([s["speedup_vs_compile"] for s in r["shapes"]]))
+            r["speedup_vs_eager"] = _finite(timing.geomean([s["speedup_vs_eager"] for s in r["shapes"]]))
+            limit = self.task.max_speedup_vs_compile
+            sc = r["speedup_vs_compile"]
+            if sc and sc > limit and "too_fast_vs_compile" not in r["reason_codes"]:
+                r["reason_codes"].append("too_fast_vs_compile")
+                r["reasons"].append(f"{sc:.2f}x faster than torch.compile overall (above {limit:g}x)")
+                r["verdict"] = report.verdict_for(r["reason_codes"])
+        for row in r["shapes"]:
+            for key, value in row.items():
+                if isinstance(value, float):
+                    row[key] = _finite(value)
+
+
+def _single_thread() -> int:
+    """CPU timing runs on one thread on both sides: on small shared machines a thread pool's
+    wake-up costs a scheduler slice (about 10 ms), which buried every small kernel."""
+    global torch
+    import torch  # noqa: F811
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    return before
+
+
+def _finite(x):
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
+def _fmt(shape: dict) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in shape.items()) + "}"
+
+
+def evaluate(source: bytes, *, task: str, device: str, mode: str = "ranked", time_limit_s: float = 300) -> dict:
+    return Evaluation(source, task=task, device=device, mode=mode, time_limit_s=time_limit_s).run()

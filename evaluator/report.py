@@ -1,0 +1,232 @@
+"""The report (schema 1): reason codes, the verdict rule, and validation of untrusted reports.
+
+Standard library only: the sandbox and the site import this without torch. `validate` is what the
+trusted side calls on a report file written inside the box; it returns a normalised copy (every
+key present) or raises ReportError.
+"""
+from __future__ import annotations
+
+import math
+
+SCHEMA = 1
+VERDICTS = ("verified", "flagged", "rejected")
+MODES = ("test", "ranked")
+DEVICES = ("cpu", "cuda")
+
+# a rejected report failed a check; a flagged one passed every check but looks suspicious
+REJECT_CODES = (
+    "bad_upload", "no_custom_kernel", "import_error", "crash", "timeout", "out_of_memory",
+    "needs_gpu", "protocol", "wrong_type", "wrong_dtype", "wrong_shape", "wrong_device", "mismatch",
+    "nonfinite", "aliases_input", "aliases_output", "input_modified", "deferred_write",
+    "nondeterministic", "sandbox",
+)
+FLAG_CODES = (
+    "below_floor", "clock_disagreement", "too_fast_vs_compile", "suspicious_source",
+    "no_kernel_launched", "extra_threads",
+)
+CODES = REJECT_CODES + FLAG_CODES
+
+MAX_LOGS = 70_000  # 64 KiB of runner output plus headers
+MAX_REASONS = 64
+MAX_TEXT = 4000
+MAX_SHAPES = 64
+MAX_TESTS = 256
+MAX_KERNELS = 64
+
+
+class ReportError(ValueError):
+    """An untrusted report does not follow the schema."""
+
+
+def verdict_for(codes) -> str:
+    codes = list(codes)
+    if any(c in REJECT_CODES for c in codes):
+        return "rejected"
+    if codes:
+        return "flagged"
+    return "verified"
+
+
+def empty(*, task: str, mode: str, device: str) -> dict:
+    return {
+        "schema": SCHEMA,
+        "verdict": "verified",
+        "reasons": [],
+        "reason_codes": [],
+        "task": task,
+        "mode": mode,
+        "device": device,
+        "gpu_name": None,
+        "versions": {},
+        "speedup_vs_compile": None,
+        "speedup_vs_eager": None,
+        "shapes": [],
+        "tests": [],
+        "phases": {"startup_s": 0.0, "compile_s": 0.0, "correctness_s": 0.0, "timing_s": 0.0},
+        "kernels_launched": [],
+        "logs": "",
+        "isolation": {},
+        "ceilings": None,
+    }
+
+
+# ---- validation of untrusted reports ---------------------------------------------------------
+
+def _fail(where: str, what: str):
+    raise ReportError(f"{where}: {what}")
+
+
+def _text(value, where, limit=MAX_TEXT, nullable=False):
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str):
+        _fail(where, "must be a string")
+    if len(value) > limit:
+        _fail(where, f"longer than {limit} characters")
+    return value
+
+
+def _number(value, where, nullable=True, high=1e12):
+    if value is None and nullable:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        _fail(where, "must be a number")
+    value = float(value)
+    if not math.isfinite(value) or value < 0 or value > high:
+        _fail(where, "must be finite, non-negative and sane")
+    return value
+
+
+def _list(value, where, limit):
+    if not isinstance(value, list):
+        _fail(where, "must be a list")
+    if len(value) > limit:
+        _fail(where, f"more than {limit} items")
+    return value
+
+
+def _dict(value, where, limit=64):
+    if not isinstance(value, dict):
+        _fail(where, "must be an object")
+    if len(value) > limit:
+        _fail(where, f"more than {limit} keys")
+    for key in value:
+        _text(key, f"{where} key", 64)
+    return value
+
+
+def _shape(value, where):
+    _dict(value, where, 16)
+    out = {}
+    for key, dim in value.items():
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim <= 1 << 40:
+            _fail(f"{where}.{key}", "must be a non-negative integer")
+        out[key] = dim
+    return out
+
+
+def _flat(value, where, limit=32):
+    """An object of short strings / numbers / booleans / nulls (versions, isolation)."""
+    _dict(value, where, limit)
+    out = {}
+    for key, item in value.items():
+        if item is None or isinstance(item, bool):
+            out[key] = item
+        elif isinstance(item, (int, float)):
+            if not math.isfinite(float(item)):
+                _fail(f"{where}.{key}", "must be finite")
+            out[key] = item
+        elif isinstance(item, str):
+            out[key] = _text(item, f"{where}.{key}", 256)
+        else:
+            _fail(f"{where}.{key}", "must be a string, number, boolean or null")
+    return out
+
+
+SHAPE_NUMBERS = ("candidate_ms", "eager_ms", "compile_ms", "wall_ms", "floor_ms",
+                 "speedup_vs_compile", "speedup_vs_eager")
+
+
+def validate(obj) -> dict:
+    """A normalised copy of an untrusted report, or ReportError."""
+    _dict(obj, "report", 64)
+    known = set(empty(task="", mode="test", device="cpu"))
+    extra = set(obj) - known
+    if extra:
+        _fail("report", f"unknown keys {sorted(extra)}")
+    for key in ("schema", "verdict", "reasons", "reason_codes", "task", "mode", "device"):
+        if key not in obj:
+            _fail("report", f"missing {key}")
+    if obj["schema"] != SCHEMA or isinstance(obj["schema"], bool):
+        _fail("schema", f"must be {SCHEMA}")
+    out = empty(task=_text(obj["task"], "task", 64), mode=obj["mode"], device=obj["device"])
+    if obj["verdict"] not in VERDICTS:
+        _fail("verdict", f"must be one of {VERDICTS}")
+    if obj["mode"] not in MODES:
+        _fail("mode", f"must be one of {MODES}")
+    if obj["device"] not in DEVICES:
+        _fail("device", f"must be one of {DEVICES}")
+
+    reasons = [_text(r, "reasons[]") for r in _list(obj["reasons"], "reasons", MAX_REASONS)]
+    codes = _list(obj["reason_codes"], "reason_codes", MAX_REASONS)
+    for code in codes:
+        if code not in CODES:
+            _fail("reason_codes", f"unknown code {code!r}")
+    if len(codes) != len(reasons):
+        _fail("reason_codes", "must have one code per reason")
+    if obj["verdict"] != verdict_for(codes):
+        _fail("verdict", f"{obj['verdict']!r} does not follow from the reason codes")
+    out.update(verdict=obj["verdict"], reasons=reasons, reason_codes=list(codes))
+
+    out["gpu_name"] = _text(obj.get("gpu_name"), "gpu_name", 256, nullable=True)
+    out["versions"] = _flat(obj.get("versions", {}), "versions")
+    out["isolation"] = _flat(obj.get("isolation", {}), "isolation")
+    ceilings = obj.get("ceilings")
+    out["ceilings"] = None if ceilings is None else _flat(ceilings, "ceilings")
+    for key in ("speedup_vs_compile", "speedup_vs_eager"):
+        out[key] = _number(obj.get(key), key)
+        if out[key] is not None and (out["verdict"] == "rejected" or out["mode"] == "test"):
+            _fail(key, "must be null when rejected or in test mode")
+
+    shapes = []
+    for i, row in enumerate(_list(obj.get("shapes", []), "shapes", MAX_SHAPES)):
+        where = f"shapes[{i}]"
+        _dict(row, where, 16)
+        if set(row) - {"shape", *SHAPE_NUMBERS}:
+            _fail(where, "unknown keys")
+        clean = {"shape": _shape(row.get("shape", {}), f"{where}.shape")}
+        for key in SHAPE_NUMBERS:
+            clean[key] = _number(row.get(key), f"{where}.{key}")
+        shapes.append(clean)
+    out["shapes"] = shapes
+
+    tests = []
+    for i, row in enumerate(_list(obj.get("tests", []), "tests", MAX_TESTS)):
+        where = f"tests[{i}]"
+        _dict(row, where, 8)
+        if set(row) - {"shape", "passed", "max_abs_err", "message"}:
+            _fail(where, "unknown keys")
+        if not isinstance(row.get("passed"), bool):
+            _fail(f"{where}.passed", "must be a boolean")
+        err = row.get("max_abs_err")
+        if err is not None and not (isinstance(err, (int, float)) and not isinstance(err, bool)):
+            _fail(f"{where}.max_abs_err", "must be a number or null")
+        tests.append({
+            "shape": _shape(row.get("shape", {}), f"{where}.shape"),
+            "passed": row["passed"],
+            # inf / nan errors are written as null
+            "max_abs_err": float(err) if err is not None and math.isfinite(float(err)) else None,
+            "message": _text(row.get("message", ""), f"{where}.message"),
+        })
+    out["tests"] = tests
+
+    phases = _dict(obj.get("phases", {}), "phases", 8)
+    for key in phases:
+        if key not in out["phases"]:
+            _fail("phases", f"unknown phase {key!r}")
+        out["phases"][key] = _number(phases[key], f"phases.{key}", nullable=False, high=1e6)
+
+    kernels = _list(obj.get("kernels_launched", []), "kernels_launched", MAX_KERNELS)
+    out["kernels_launched"] = [_text(k, "kernels_launched[]", 256) for k in kernels]
+    out["logs"] = _text(obj.get("logs", ""), "logs", MAX_LOGS)
+    return out

@@ -1,0 +1,364 @@
+"""The runner: the only process that imports the submission.
+
+Everything here is untrusted as soon as the submission is imported; the judge treats every message
+as a claim and checks the data itself. The checks done here (exact tensor type, aliasing, inputs
+unchanged, no deferred writes) are the ones that need the live tensors; they run in harness code
+the submission would have to reach into and patch, which the source scan flags.
+
+Protocol (judge -> runner, one frame each; runner replies):
+    load                                   -> ready | error
+    prepare {shape, seed, snap, back, keep, profile}  -> prepared | error
+    go {size}                              -> done {ms}, then result {...} | error
+    ping                                   -> done {ms}
+    release                                -> released
+    stats                                  -> stats {triton, cuda}
+    exit                                   -> (exits)
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import time
+import traceback
+
+from . import channel, isolation
+
+MAX_TRACE = 4000
+FILE_LIMIT = 1 << 30  # the runner writes no file larger than 1 GiB (logs, caches)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m evaluator.runner")
+    p.add_argument("--task", required=True)
+    p.add_argument("--device", required=True, choices=("cpu", "cuda"))
+    p.add_argument("--in-fd", type=int, required=True)
+    p.add_argument("--out-fd", type=int, required=True)
+    p.add_argument("--source", required=True)
+    p.add_argument("--buffer", required=True)
+    p.add_argument("--drop-to", type=int, default=None)
+    args = p.parse_args(argv)
+
+    notes = []
+    if args.drop_to is not None and os.geteuid() == 0:
+        needed = [sys.prefix, sys.base_prefix, sys.exec_prefix, isolation.PACKAGE_ROOT,
+                  os.path.dirname(args.source), *[d for d in sys.path if d and os.path.isdir(d)]]
+        notes = isolation.drop_privileges(args.drop_to, args.drop_to, needed)
+    elif not isolation.set_no_new_privs():
+        notes.append("could not set no_new_privs")
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
+    Harness(args, notes).serve()
+    return 0
+
+
+class Harness:
+    def __init__(self, args, notes):
+        self.args = args
+        self.device = args.device
+        self.inp, self.out = args.in_fd, args.out_fd
+        self.notes = notes
+        self.triton_launched: list[str] = []
+        self.cuda_kernels: list[str] = []
+        self.inputs = None
+        self.pristine = None
+        self.call = None
+        self.kept = []
+        self.prev = None
+        self.buf = None
+        self.buf_size = 0
+
+    def send(self, **msg):
+        channel.send(self.out, msg)
+
+    def fail(self, code: str, message: str, trace: str = ""):
+        if trace:
+            sys.stderr.write(trace)
+            sys.stderr.flush()
+        self.send(t="error", code=code, message=message[:MAX_TRACE], trace=trace[-MAX_TRACE:])
+        os._exit(3)
+
+    # ---- start-up: everything here runs before the submission exists ----------------------
+    def warm_up(self):
+        global torch
+        import torch  # noqa: F811  (imported after the privilege drop and env setup)
+
+        from .tasks import get_task
+        from .timing import Flusher
+
+        self.task = get_task(self.args.task)
+        if self.device == "cuda":
+            torch.cuda.init()
+            torch.cuda.set_device(0)
+            (torch.randn(64, 64, device="cuda") @ torch.randn(64, 64, device="cuda")).sum().item()
+            # start the profiler's threads now, so that they count as the harness's own
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
+                torch.ones(8, device="cuda").sum().item()
+        self.flusher = Flusher(self.device)
+        self._warm_triton()
+
+    def _warm_triton(self):
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def _evaluator_warm(x_ptr, n, BLOCK: tl.constexpr):
+            i = tl.arange(0, BLOCK)
+            tl.store(x_ptr + i, tl.load(x_ptr + i, mask=i < n) + 1, mask=i < n)
+
+        x = torch.zeros(16, device=self.device)
+        _evaluator_warm[(1,)](x, 16, BLOCK=16)
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+
+    def hook_triton(self):
+        """Record the name of every Triton kernel launch (compiled or interpreted)."""
+        import triton.runtime.jit as jit
+
+        classes = [jit.JITFunction]
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+            classes.append(InterpretedFunction)
+        except ImportError:
+            pass
+        launched = self.triton_launched
+        for cls in classes:
+            original = cls.run
+
+            def run(self, *args, _original=original, **kwargs):
+                if not kwargs.get("warmup"):
+                    fn = getattr(self, "fn", None)
+                    name = getattr(fn, "__name__", None) or type(self).__name__
+                    if name not in launched and len(launched) < 64:
+                        launched.append(name)
+                return _original(self, *args, **kwargs)
+
+            cls.run = run
+
+    def load(self):
+        import importlib.util
+
+        self.hook_triton()
+        try:
+            spec = importlib.util.spec_from_file_location("submission", self.args.source)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules["submission"] = module
+            spec.loader.exec_module(module)
+        except BaseException as e:  # noqa: BLE001 - SystemExit from the submission is a failure too
+            self.fail(self._error_code(e), f"importing the submission failed: {_one_line(e)}",
+                      traceback.format_exc())
+        fn = getattr(module, "custom_kernel", None)
+        if not callable(fn):
+            self.fail("no_custom_kernel", "the submission does not define a callable custom_kernel")
+        self.fn = fn
+
+    def _error_code(self, e: BaseException) -> str:
+        if isinstance(e, torch.cuda.OutOfMemoryError) or isinstance(e, MemoryError):
+            return "out_of_memory"
+        return "import_error" if self.fn_missing() else "crash"
+
+    def fn_missing(self) -> bool:
+        return not hasattr(self, "fn")
+
+    # ---- the loop ------------------------------------------------------------------------
+    def serve(self):
+        self.warm_up()
+        self.send(t="hello", notes=self.notes)
+        msg = channel.recv(self.inp)
+        if msg.get("op") != "load":
+            return
+        self.load()
+        self.send(t="ready")
+        while True:
+            msg = channel.recv(self.inp)
+            op = msg.get("op")
+            if op == "prepare":
+                self.prepare(msg)
+            elif op == "go":
+                self.go(msg)
+            elif op == "ping":
+                self.ping()
+            elif op == "release":
+                self.kept, self.prev = [], None
+                self.send(t="released")
+            elif op == "stats":
+                self.send(t="stats", triton=self.triton_launched, cuda=self.cuda_kernels[:64])
+            else:
+                return
+
+    def prepare(self, msg):
+        try:
+            self.inputs = None
+            self.pristine = None
+            inputs = self.task.make_inputs(msg["shape"], int(msg["seed"]), self.device)
+            self.pristine = [x.clone() for x in inputs]
+            self.inputs = inputs
+            self.call = msg
+            self.flusher.flush()
+        except BaseException as e:  # noqa: BLE001
+            self.fail(self._error_code(e), f"preparing inputs failed: {_one_line(e)}",
+                      traceback.format_exc())
+        self.send(t="prepared")
+
+    def ping(self):
+        from .timing import time_call
+
+        _, ms = time_call(_noop, (), self.device)
+        self.send(t="done", ms=ms)
+
+    def go(self, msg):
+        call = self.call
+        snap = None
+        try:
+            if call.get("profile") and self.device == "cuda":
+                out, ms = self._profiled()
+            elif call.get("snap"):
+                out, ms, snap = self._timed(snapshot=True)
+            else:
+                out, ms, _ = self._timed(snapshot=False)
+        except BaseException as e:  # noqa: BLE001
+            self.fail(self._error_code(e), f"custom_kernel raised {_one_line(e)}", traceback.format_exc())
+        self.send(t="done", ms=ms)
+        try:
+            self.check_and_store(out, snap, int(msg.get("size", 0)))
+        except BaseException as e:  # noqa: BLE001
+            self.fail(self._error_code(e), f"reading the output failed: {_one_line(e)}",
+                      traceback.format_exc())
+
+    def _timed(self, snapshot: bool):
+        """Like timing.time_call, plus (for check calls) a copy of the output taken the moment the
+        call returns, on the current stream, before anything synchronizes."""
+        fn, inputs = self.fn, self.inputs
+        snap = None
+        if self.device == "cuda":
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            out = fn(*inputs)
+            if snapshot and type(out) is torch.Tensor:
+                snap = out.detach().clone()
+            torch.cuda.synchronize()
+            end.record()
+            end.synchronize()
+            return out, start.elapsed_time(end), snap
+        t0 = time.perf_counter()
+        out = fn(*inputs)
+        ms = (time.perf_counter() - t0) * 1e3
+        if snapshot and type(out) is torch.Tensor:
+            snap = out.detach().clone()
+        return out, ms, snap
+
+    def _profiled(self):
+        from torch.profiler import ProfilerActivity, profile
+
+        t0 = time.perf_counter()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            out = self.fn(*self.inputs)
+            torch.cuda.synchronize()
+        ms = (time.perf_counter() - t0) * 1e3
+        for event in prof.events():
+            if event.device_type == torch.autograd.DeviceType.CUDA and event.name not in self.cuda_kernels:
+                self.cuda_kernels.append(event.name[:200])
+        return out, ms
+
+    # ---- checks that need the live tensors -------------------------------------------------
+    def check_and_store(self, out, snap, size):
+        problems = []
+        meta = {"dtype": None, "shape": None, "device": None}
+        # the exact type first: nothing else may be touched on an object of another class
+        if type(out) is not torch.Tensor:
+            problems.append(["wrong_type", f"custom_kernel returned {_type_name(out)}, not a torch.Tensor"])
+        elif out.layout != torch.strided or out.is_meta or out.is_nested or out.is_quantized:
+            problems.append(["wrong_type", f"custom_kernel returned a tensor with layout {out.layout} "
+                                           "(a plain strided tensor is required)"])
+        else:
+            meta = {"dtype": str(out.dtype), "shape": list(out.shape), "device": out.device.type}
+            if out.device.type != self.device:
+                problems.append(["wrong_device", f"the output is on {out.device}, not on {self.device}"])
+        if problems:
+            self.send(t="result", problems=problems, stored=False, **meta)
+            return
+        torch.cuda.synchronize() if self.device == "cuda" else None
+        problems += self._aliasing(out)
+        if any(not torch.equal(_raw(x), _raw(p)) for x, p in zip(self.inputs, self.pristine)):
+            problems.append(["input_modified", "custom_kernel modified its input tensors"])
+        if snap is not None:
+            time.sleep(0.002)
+            if self.device == "cuda":
+                torch.cuda.synchronize()
+            if not torch.equal(_raw(out), _raw(snap)):
+                problems.append(["deferred_write", "the output changed after custom_kernel returned "
+                                                   "(work still running after the call)"])
+        stored, extents = self._store(out, size)
+        if self.call.get("keep"):
+            self.kept.append(out)
+        else:
+            self.prev = out
+        self.send(t="result", problems=problems, stored=stored, inputs=extents, **meta)
+
+    def _aliasing(self, out):
+        problems = []
+        span = _span(out)
+        if span is None:
+            return problems
+        if any(_overlap(span, _span(x)) for x in self.inputs if isinstance(x, torch.Tensor)):
+            problems.append(["aliases_input", "the output shares memory with an input"])
+        earlier = self.kept + ([self.prev] if self.prev is not None else [])
+        if any(_overlap(span, _span(x)) for x in earlier):
+            problems.append(["aliases_output", "the output shares memory with an earlier output"])
+        return problems
+
+    def _store(self, out, size):
+        """Write the output's bytes (and for `back` calls the inputs' bytes after them) into the
+        shared file; the judge reads them through its own descriptor."""
+        raw = _raw(out)
+        parts = [raw] + ([_raw(x) for x in self.inputs] if self.call.get("back") else [])
+        total = sum(p.numel() for p in parts)
+        if total > size:
+            return False, None
+        if self.buf is None or self.buf_size != size:
+            self.buf = torch.from_file(self.args.buffer, shared=True, size=size, dtype=torch.uint8)
+            self.buf_size = size
+        offset, extents = 0, []
+        for part in parts:
+            n = part.numel()
+            self.buf[offset:offset + n].copy_(part)
+            extents.append([offset, n])
+            offset += n
+        return True, extents[1:]
+
+
+def _noop():
+    return None
+
+
+def _raw(t):
+    return t.detach().contiguous().reshape(-1).view(torch.uint8)
+
+
+def _span(t):
+    if not isinstance(t, torch.Tensor) or t.numel() == 0:
+        return None
+    s = t.untyped_storage()
+    if s.nbytes() == 0:
+        return None
+    return (s.data_ptr(), s.data_ptr() + s.nbytes())
+
+
+def _overlap(a, b) -> bool:
+    return a is not None and b is not None and a[0] < b[1] and b[0] < a[1]
+
+
+def _type_name(obj) -> str:
+    cls = type(obj)
+    return f"{cls.__module__}.{cls.__qualname__}"[:200]
+
+
+def _one_line(e: BaseException) -> str:
+    text = f"{type(e).__name__}: {e}"
+    return text.splitlines()[0][:500] if text else type(e).__name__
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""How one call is timed, the same way in the judge (baselines) and in the runner (candidate).
+
+GPU: the L2 is flushed (a 256 MB buffer written) before every timed call, CUDA events bracket the
+call with a device-wide synchronize before the end event, so work left on side streams is timed
+too. CPU: perf_counter around the call, caches flushed with a 32 MB write.
+"""
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import time
+
+import torch
+
+GPU_FLUSH_BYTES = 256 << 20
+CPU_FLUSH_BYTES = 32 << 20
+
+# CPU "ceilings": deliberately above any CPU, so the floor only catches impossible times
+CPU_BANDWIDTH = 1e12
+CPU_PEAK_FLOPS = 1e13
+
+
+def quick() -> bool:
+    return os.environ.get("EVALUATOR_QUICK", "") not in ("", "0")
+
+
+class Flusher:
+    def __init__(self, device: str):
+        self.device = device
+        size = GPU_FLUSH_BYTES if device == "cuda" else CPU_FLUSH_BYTES
+        self.buf = torch.empty(size // 4, dtype=torch.int32, device=device)
+        self.flush()
+
+    def flush(self) -> None:
+        self.buf.zero_()
+        sync(self.device)
+
+
+def sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def time_call(fn, inputs, device: str):
+    """(output, milliseconds) for one call; the caller flushed and synchronized before."""
+    if device == "cuda":
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        out = fn(*inputs)
+        torch.cuda.synchronize()
+        end.record()
+        end.synchronize()
+        return out, start.elapsed_time(end)
+    t0 = time.perf_counter()
+    out = fn(*inputs)
+    return out, (time.perf_counter() - t0) * 1e3
+
+
+def median(xs) -> float:
+    return statistics.median(xs) if xs else math.nan
+
+
+def rel_se_of_median(xs) -> float:
+    """Relative standard error of the median, from the median absolute deviation (robust to the
+    odd slow call): 1.2533 * 1.4826 * MAD / sqrt(n) / median."""
+    if len(xs) < 3:
+        return math.inf
+    m = median(xs)
+    mad = median([abs(x - m) for x in xs])
+    if m <= 0:
+        return math.inf
+    return 1.2533 * 1.4826 * mad / math.sqrt(len(xs)) / m
+
+
+def geomean(xs) -> float:
+    xs = [x for x in xs if x and x > 0 and math.isfinite(x)]
+    if not xs:
+        return math.nan
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+# ---- ceilings for the roofline floor -----------------------------------------------------------
+
+def measure_ceilings(device: str) -> dict:
+    """Copy bandwidth (bytes read + written per second) and bf16 matmul rate of this device.
+    The best of several runs: the floor must not be set by a slow repetition."""
+    if device != "cuda":
+        return {"bandwidth_bytes_s": CPU_BANDWIDTH, "peak_flop_s": CPU_PEAK_FLOPS, "source": "estimate"}
+    n = 1 << 28  # 1 GiB of fp32
+    src = torch.empty(n, dtype=torch.float32, device="cuda").normal_()
+    dst = torch.empty_like(src)
+    best_copy = _best_ms(lambda: dst.copy_(src), 10)
+    del src, dst
+    k = 8192
+    a = torch.randn(k, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(k, k, device="cuda", dtype=torch.bfloat16)
+    best_mm = _best_ms(lambda: a @ b, 10)
+    del a, b
+    torch.cuda.empty_cache()
+    return {
+        "bandwidth_bytes_s": 2 * n * 4 / (best_copy / 1e3),
+        "peak_flop_s": 2 * k ** 3 / (best_mm / 1e3),
+        "source": "measured",
+    }
+
+
+def _best_ms(fn, reps: int) -> float:
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    best = math.inf
+    for _ in range(reps):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        best = min(best, start.elapsed_time(end))
+    return best
+
+
+# ---- the busy probe: is something else using the device while the runner is stopped? ------------
+
+class Probe:
+    """A fixed GPU workload timed before the runner starts and again while it is stopped. A kernel
+    the submission left running (a stopped process's GPU work goes on) makes it slower."""
+
+    def __init__(self, device: str):
+        self.a = torch.randn(2048, 2048, device=device, dtype=torch.bfloat16)
+        self.src = torch.empty(16 << 20, dtype=torch.float32, device=device)
+        self.dst = torch.empty_like(self.src)
+        self.samples: list[float] = []
+        self.once()
+        self.reference = median([self.once() for _ in range(7)])
+
+    def once(self) -> float:
+        torch.cuda.synchronize()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(4):
+            self.a @ self.a
+        self.dst.copy_(self.src)
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end)
+
+    def sample(self, n: int = 3) -> None:
+        self.samples.extend(self.once() for _ in range(n))
+
+    def slowdown(self) -> float:
+        if not self.samples or not self.reference > 0:
+            return 1.0
+        return median(self.samples) / self.reference
