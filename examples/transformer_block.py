@@ -43,7 +43,7 @@ def _bf16(x):
     # round fp32 to nearest-even bf16; the CPU interpreter's own cast truncates
     if _INTERP:
         bits = x.to(tl.uint32, bitcast=True)
-        bits = bits + 0x7FFF + ((bits >> 16) & 1)
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
         x = bits.to(tl.float32, bitcast=True)
     return x.to(tl.bfloat16)
 
