@@ -29,6 +29,7 @@ PIPELINE_DEFAULTS = {
     "EVAL_HEARTBEAT_S": 10,  # a running evaluation touches its row this often
     "EVAL_STALE_AFTER_S": 90,  # no heartbeat for this long: the worker is gone, re-queue
     "EVAL_LOST_MESSAGE_AFTER_S": 120,  # queued this long and absent from the broker: send again
+    "EVAL_REAPER_INTERVAL_S": 30,  # how often the beat runs the repair job
     "WORKER_GPU_NAME": "",  # "NVIDIA H200": the device type of new submissions on a GPU site
 }
 

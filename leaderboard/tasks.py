@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 # The sandbox enforces SANDBOX_TIME_LIMIT_S itself; these limits catch a sandbox that hangs.
 EVAL_SOFT_LIMIT_S = settings.SANDBOX_TIME_LIMIT_S + services.conf("EVAL_OVERHEAD_S")
 EVAL_HARD_LIMIT_S = int(EVAL_SOFT_LIMIT_S * 1.2)
-REAPER_INTERVAL_S = 30.0
+REAPER_INTERVAL_S = float(services.conf("EVAL_REAPER_INTERVAL_S"))
 
 
 class _Heartbeat:
