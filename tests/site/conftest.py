@@ -20,16 +20,33 @@ def _postgres(require_postgres, settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+def _require(available: bool, what: str) -> None:
+    if available:
+        return
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"{what} is required under CI=true but is not available")
+    pytest.skip(f"{what} not available")
+
+
+@pytest.fixture
+def require_sandbox():
+    import sandbox
+
+    try:
+        sandbox.choose_backend(django_settings.SANDBOX_BACKEND or None)
+        ok = True
+    except sandbox.SandboxError:
+        ok = False
+    _require(ok, "a sandbox backend (Docker or bubblewrap)")
+
+
 @pytest.fixture
 def redis_client():
     client = redis.Redis.from_url(django_settings.CELERY_BROKER_URL, socket_connect_timeout=2)
     try:
         client.ping()
     except redis.ConnectionError:
-        what = f"Redis at {django_settings.CELERY_BROKER_URL}"
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"{what} is required under CI=true but is not available")
-        pytest.skip(f"{what} not available")
+        _require(False, f"Redis at {django_settings.CELERY_BROKER_URL}")
     return client
 
 

@@ -1,0 +1,77 @@
+"""Management commands: load_tasks, create_admin, evaluate."""
+import json
+import re
+
+import pytest
+from django.contrib.auth import authenticate, get_user_model
+from django.core.management import CommandError, call_command
+
+from leaderboard.models import Task
+from site_helpers import SOURCE
+
+pytestmark = pytest.mark.django_db
+
+
+def test_load_tasks_syncs_every_task_with_floors(capsys):
+    from evaluator.tasks import TASKS
+
+    call_command("load_tasks")
+    assert set(Task.objects.values_list("name", flat=True)) == set(TASKS)
+    softmax = Task.objects.get(name="softmax")
+    assert "def reference" in softmax.reference_source and "torch.softmax" in softmax.reference_source
+    assert softmax.signature.startswith("def custom_kernel(x")
+    assert softmax.input_names == ["x"]
+    spec = TASKS["softmax"]
+    assert softmax.bench_shapes["cuda"] == [{"M": 8192, "N": 8192}]
+    assert softmax.tolerance == {"atol": spec.tolerance.atol, "rtol": spec.tolerance.rtol}
+    (h200,) = softmax.floors["cuda:NVIDIA H200"]
+    assert h200["shape"] == {"M": 8192, "N": 8192}
+    assert h200["floor_ms"] == pytest.approx(2 * 8192 * 8192 * 4 / 4.27e12 * 1e3)  # 0.126 ms
+    matmul = Task.objects.get(name="matmul_bias_relu").floors["cuda:NVIDIA H200"][0]
+    assert matmul["floor_ms"] == pytest.approx(TASKS["matmul_bias_relu"].floor_ms(
+        matmul["shape"], bandwidth_bytes_s=4.27e12, peak_flop_s=790e12))
+    assert [f["shape"] for f in softmax.floors["cpu"]] == softmax.bench_shapes["cpu"]
+    # running it again updates in place
+    call_command("load_tasks", "--cpu-bandwidth", "50e9")
+    assert Task.objects.count() == len(TASKS)
+    again = Task.objects.get(name="softmax").floors["cpu"][0]
+    shape = again["shape"]
+    assert again["floor_ms"] == pytest.approx(2 * shape["M"] * shape["N"] * 4 / 50e9 * 1e3)
+    assert "tasks loaded" in capsys.readouterr().out
+
+
+def test_create_admin_prints_a_working_password_once(capsys):
+    call_command("create_admin")
+    out = capsys.readouterr().out
+    password = re.search(r"password (\S+)", out).group(1)
+    user = authenticate(username="admin", password=password)
+    assert user is not None and user.is_superuser and user.is_staff
+    call_command("create_admin", "--if-missing")
+    assert "nothing to do" in capsys.readouterr().out
+    with pytest.raises(CommandError, match="exists already"):
+        call_command("create_admin")
+    assert get_user_model().objects.count() == 1
+
+
+@pytest.mark.slow
+def test_evaluate_runs_what_a_worker_runs(tmp_path, capsys, require_sandbox, monkeypatch):
+    monkeypatch.setenv("EVALUATOR_QUICK", "1")
+    call_command("load_tasks")
+    kernel = tmp_path / "k.py"
+    kernel.write_text(SOURCE)
+    out_json = tmp_path / "report.json"
+    call_command("evaluate", str(kernel), "--task", "softmax", "--mode", "test", "--device", "cpu",
+                 "--json", str(out_json))
+    out = capsys.readouterr().out
+    report = json.loads(out_json.read_text())
+    assert report["task"] == "softmax" and report["mode"] == "test" and report["device"] == "cpu"
+    assert f"verdict: {report['verdict']}" in out and "sandbox: " in out
+
+
+def test_evaluate_refuses_bad_files(tmp_path):
+    bad = tmp_path / "k.py"
+    bad.write_text("def nothing(): pass\n")
+    with pytest.raises(CommandError, match="custom_kernel"):
+        call_command("evaluate", str(bad), "--task", "softmax")
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("evaluate", str(tmp_path / "missing.py"), "--task", "softmax")

@@ -1,0 +1,53 @@
+"""evaluate_submission in process, through the real sandbox: it stores a result once, a second run
+does nothing, and an infrastructure failure is retried with backoff then marked failed."""
+import pytest
+
+from leaderboard.models import Submission
+from leaderboard.tasks import EVAL_HARD_LIMIT_S, EVAL_SOFT_LIMIT_S, evaluate_submission
+from site_helpers import make_queued
+
+
+def test_time_limits_sit_above_the_sandbox_limit(settings):
+    assert EVAL_SOFT_LIMIT_S > settings.SANDBOX_TIME_LIMIT_S
+    assert EVAL_HARD_LIMIT_S == int(EVAL_SOFT_LIMIT_S * 1.2)
+    assert evaluate_submission.acks_late and evaluate_submission.reject_on_worker_lost
+    assert evaluate_submission.soft_time_limit == EVAL_SOFT_LIMIT_S
+    assert evaluate_submission.time_limit == EVAL_HARD_LIMIT_S
+    assert settings.CELERY_WORKER_PREFETCH_MULTIPLIER == 1
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_it_evaluates_once_and_a_second_run_does_nothing(task, owner, require_sandbox, monkeypatch):
+    monkeypatch.setenv("EVALUATOR_QUICK", "1")
+    sub = make_queued(task, owner, mode="test", device_type="cpu")
+    assert evaluate_submission.apply(args=[sub.pk]).get() == "stored"
+    sub.refresh_from_db()
+    assert sub.status == "done" and sub.results_stored == 1 and sub.attempts == 1
+    assert sub.report["task"] == "softmax" and sub.report["mode"] == "test" and sub.verdict
+    assert sub.versions.get("torch") or sub.verdict == "rejected"
+    assert evaluate_submission.apply(args=[sub.pk]).get() == "skipped"
+    sub.refresh_from_db()
+    assert sub.results_stored == 1 and sub.attempts == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sandbox_failure_is_retried_then_failed(task, owner, settings):
+    # a sandbox backend that does not exist: sandbox.evaluate raises SandboxError (infrastructure)
+    settings.SANDBOX_BACKEND = "no-such-backend"
+    settings.EVAL_MAX_ATTEMPTS = 3
+    sub = make_queued(task, owner, device_type="cpu")
+    # eager apply runs each retry in turn, ignoring the countdown
+    evaluate_submission.apply(args=[sub.pk])
+    sub.refresh_from_db()
+    assert sub.status == "failed" and sub.attempts == 3 and sub.results_stored == 0
+    assert "Sandbox error: unknown sandbox backend 'no-such-backend'" in sub.error
+    assert "Gave up after 3 attempts" in sub.error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_submission_that_is_not_queued_is_skipped(task, owner):
+    sub = make_queued(task, owner, device_type="cpu")
+    Submission.objects.filter(pk=sub.pk).update(status="running", claim_token="someone")
+    assert evaluate_submission.apply(args=[sub.pk]).get() == "skipped"
+    assert evaluate_submission.apply(args=[999_999]).get() == "skipped"
