@@ -31,8 +31,8 @@ def check_source(source: str) -> list[str]:
     if validate_source is not None:
         problems = validate_source(source)
         if isinstance(problems, str):
-            return [problems]
-        return list(problems or [])
+            problems = [problems]
+        return [_sentence(p) for p in problems or []]
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
@@ -49,6 +49,11 @@ def check_source(source: str) -> list[str]:
         ):
             return []
     return ["The file defines no top-level function named custom_kernel."]
+
+
+def _sentence(message: str) -> str:
+    message = message.strip()
+    return message[:1].upper() + message[1:] + ("" if message.endswith(".") else ".")
 
 
 class UploadForm(forms.Form):

@@ -1,23 +1,32 @@
-"""Caching of the public pages' expensive parts (tables and plotly figures).
+"""Caching of the public pages' expensive parts: the rendered tables, task details and figures.
 
 A cached value is keyed by a fingerprint of the data that can change what the pages show: the
 newest submission, the newest stored result, the newest audit entry (approve, disqualify, re-run,
 ban and unban all write one) and the newest task update. Any of these moving gives a new key, so
-a cached page is never stale; unchanged data is read from the cache. The timeout bounds memory.
+a cached fragment is never older than the fingerprint.
+
+Each process reads the fingerprint at most every WEB_FINGERPRINT_MAX_AGE_S seconds (default 1):
+the public pages then cost no database query at all under load, and show a change at most that
+long after it happened (docs/site-bench.md has the numbers). Tests set it to 0.
 """
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 
 from leaderboard.models import AuditEntry, Submission, Task
 
 TIMEOUT_S = 600
+_memo = {"at": float("-inf"), "value": ""}
+_lock = threading.Lock()
 
 
-def data_fingerprint() -> str:
+def _read_fingerprint() -> str:
     sub = Submission._meta.db_table
     audit = AuditEntry._meta.db_table
     task = Task._meta.db_table
@@ -31,8 +40,19 @@ def data_fingerprint() -> str:
     return "-".join("0" if v is None else str(v.timestamp() if hasattr(v, "timestamp") else v) for v in row)
 
 
+def data_fingerprint() -> str:
+    max_age = getattr(settings, "WEB_FINGERPRINT_MAX_AGE_S", 1.0)
+    now = time.monotonic()
+    if now - _memo["at"] < max_age:
+        return _memo["value"]
+    value = _read_fingerprint()
+    with _lock:
+        _memo["at"], _memo["value"] = now, value
+    return value
+
+
 def cached(key: str, build, *, fingerprint: str | None = None):
-    """build() once per data fingerprint."""
+    """build() once per data fingerprint (per process with the default local-memory cache)."""
     fingerprint = fingerprint or data_fingerprint()
     # device types have spaces and colons: hash to a key every cache backend accepts
     full_key = "web:" + hashlib.sha256(f"{key}|{fingerprint}".encode()).hexdigest()

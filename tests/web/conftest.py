@@ -40,3 +40,9 @@ def staff(db):
 @pytest.fixture
 def done(task, owner):
     return make_done(task, owner, speedup=1.25)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_fingerprint(settings):
+    """Pages read the data fingerprint on every request here, so a test sees its own writes."""
+    settings.WEB_FINGERPRINT_MAX_AGE_S = 0

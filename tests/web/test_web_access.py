@@ -48,13 +48,17 @@ def test_profile_requires_login(client, db):
     assert r.status_code == 302
 
 
-def test_the_leaderboard_links_code_only_for_its_owner(client, done, owner, other, task):
+def test_the_leaderboard_links_code_only_for_its_owner_and_staff(client, done, owner, other, staff, task):
     url = reverse("task_detail", args=[task.name])
     link = reverse("submission_detail", args=[done.pk]).encode()
+    assert link not in client.get(url).content
     client.force_login(other)
     r = client.get(url)
     assert b"owner" in r.content and link not in r.content
     client.force_login(owner)
+    r = client.get(url)
+    assert link in r.content and b'id="mine"' in r.content
+    client.force_login(staff)
     assert link in client.get(url).content
 
 

@@ -213,3 +213,12 @@ def test_vendored_libraries_are_there_with_licences():
     for lib, file in (("plotly", "plotly.min.js"), ("htmx", "htmx.min.js")):
         assert (vendor / lib / file).stat().st_size > 10_000
         assert (vendor / lib / "LICENSE").exists()
+
+
+def test_pages_show_a_change_within_the_fingerprint_age(client, settings, task, owner):
+    settings.WEB_FINGERPRINT_MAX_AGE_S = 3600
+    assert "no verified result yet" in client.get(reverse("home")).content.decode()
+    make_done(task, owner, speedup=1.1)
+    assert "no verified result yet" in client.get(reverse("home")).content.decode()  # within the age
+    settings.WEB_FINGERPRINT_MAX_AGE_S = 0
+    assert "1.100x" in client.get(reverse("home")).content.decode()

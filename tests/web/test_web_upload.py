@@ -44,7 +44,7 @@ def test_it_accepts_pasted_code(logged_in, task, django_capture_on_commit_callba
         ("kernel.txt", GOOD, "must end in .py"),
         ("kernel.py", b"# " + b"x" * (256 * 1024) + b"\n" + GOOD, "the limit is 262,144 bytes"),
         ("kernel.py", "def custom_kernel(x):\n    return 'é'\n".encode("latin-1"), "not UTF-8"),
-        ("kernel.py", b"def custom_kernel(x:\n    pass\n", "Syntax error on line"),
+        ("kernel.py", b"def custom_kernel(x:\n    pass\n", "not valid Python: &#x27;(&#x27; was never closed (line 1)"),
         ("kernel.py", b"import torch\n\ndef my_kernel(x):\n    return x\n", "custom_kernel"),
     ],
     ids=["not-py", "too-big", "not-utf8", "syntax", "no-custom-kernel"],
@@ -59,7 +59,7 @@ def test_it_rejects_a_bad_file_with_a_form_error(logged_in, task, name, content,
 
 def test_it_rejects_pasted_code_with_a_syntax_error(logged_in, task):
     r = post(logged_in, task, code="def custom_kernel(:\n")
-    assert "Syntax error" in r.content.decode()
+    assert "The file is not valid Python" in r.content.decode()
     assert not Submission.objects.exists()
 
 

@@ -1,5 +1,6 @@
 from django.http import Http404
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
+from django.template.loader import render_to_string
 
 from leaderboard import selectors
 from leaderboard.models import Task
@@ -15,11 +16,10 @@ HISTORY_POINTS = 500
 
 def _device_types(task: Task) -> list[str]:
     """Device types that have a leaderboard for this task, GPUs first."""
-    found = set(selectors.device_types_for_task(task=task))
-    return sorted(found, key=lambda d: (d == "cpu", d))
+    return sorted(set(selectors.device_types_for_task(task=task)), key=lambda d: (d == "cpu", d))
 
 
-def _leaderboard(task: Task, device_type: str) -> dict:
+def _board(task: Task, device_type: str) -> dict:
     board = selectors.leaderboard_for_task(task=task, device_type=device_type)
     entries = board[:LEADERBOARD_ROWS]
     history = selectors.submission_history_for_task(task=task, device_type=device_type, limit=HISTORY_POINTS)
@@ -45,17 +45,21 @@ def _leaderboard(task: Task, device_type: str) -> dict:
         if floors:
             built.append(("chart-floor", "Time against the roofline floor", charts.versus_floor(entries, floors)))
     figures = [(i, title, json_script_raw(fig, f"{i}-data")) for i, title, fig in built]
-    return {"rows": rows, "figures": figures, "total": len(board)}
+    # every user's best entry, for the "your entry" line (the table shows the top rows only)
+    mine = {e.user_id: (rank, e.pk) for rank, e in enumerate(board, start=1)}
+    return {"rows": rows, "figures": figures, "total": len(board), "mine": mine}
 
 
-def task_detail(request, name):
-    task = get_object_or_404(Task, name=name)
-    fingerprint = data_fingerprint()
-    device_types = cached(f"devices:{task.pk}", lambda: _device_types(task), fingerprint=fingerprint)
-    device_type = request.GET.get("device") or (device_types[0] if device_types else "cpu")
+def _page(name: str, device_param: str | None) -> dict:
+    """Everything on the task page that is the same for every viewer, rendered once."""
+    task = Task.objects.filter(name=name).first()
+    if task is None:
+        return {"found": False}
+    device_types = _device_types(task)
+    device_type = device_param or (device_types[0] if device_types else "cpu")
     if device_types and device_type not in device_types:
-        raise Http404("No leaderboard for this device type")
-    board = cached(f"task:{task.pk}:{device_type}", lambda: _leaderboard(task, device_type), fingerprint=fingerprint)
+        return {"found": False}
+    board = _board(task, device_type)
     kind = device_type.split(":", 1)[0]
     context = {
         "task": task,
@@ -69,4 +73,28 @@ def task_detail(request, name):
         "tolerance": [(k, f"{v:g}") for k, v in (task.tolerance or {}).items()],
         **board,
     }
-    return render(request, "web/task_detail.html", context)
+    return {
+        "found": True,
+        "title": task.title,
+        "name": task.name,
+        "device_name": context["device_name"],
+        "has_figures": bool(board["figures"]),
+        "mine": board["mine"],
+        "html": render_to_string("web/_task_body.html", context),
+        # staff see every row linked to its submission page
+        "html_staff": render_to_string("web/_task_body.html", {**context, "link_rows": True}),
+    }
+
+
+def task_detail(request, name):
+    device_param = request.GET.get("device") or None
+    page = cached(f"task:{name}:{device_param}", lambda: _page(name, device_param), fingerprint=data_fingerprint())
+    if not page["found"]:
+        raise Http404("No such task or device type")
+    user = request.user
+    mine = None
+    if user.is_authenticated and user.pk in page["mine"]:
+        rank, submission_id = page["mine"][user.pk]
+        mine = {"rank": rank, "submission_id": submission_id}
+    body = page["html_staff"] if user.is_authenticated and user.is_staff else page["html"]
+    return render(request, "web/task_detail.html", {"page": page, "body": body, "mine": mine})
