@@ -104,18 +104,25 @@ def evaluate_submission(self, submission_id: int) -> str:
         with _Heartbeat(submission):
             services.submission_set_phase(submission=submission, phase="evaluating")
             result = _run_sandbox(submission)
+        services.submission_set_phase(submission=submission, phase="storing")
+        stored = services.submission_store_result(submission=submission, report=result.report, logs=result.logs)
     except (SandboxError, SoftTimeLimitExceeded) as exc:
         return _infrastructure_failure(self, submission, exc)
-    services.submission_set_phase(submission=submission, phase="storing")
-    stored = services.submission_store_result(submission=submission, report=result.report, logs=result.logs)
+    except Exception as exc:  # a bug or the database: not the user's fault either, and logged
+        log.exception("submission %s: evaluation failed", submission.pk)
+        return _infrastructure_failure(self, submission, exc)
     return "stored" if stored else "discarded"
 
 
 def _infrastructure_failure(task, submission: Submission, exc: Exception) -> str:
+    from sandbox import SandboxError
+
     if isinstance(exc, SoftTimeLimitExceeded):
         message = f"The sandbox did not return within {EVAL_SOFT_LIMIT_S} s."
-    else:
+    elif isinstance(exc, SandboxError):
         message = f"Sandbox error: {exc}"
+    else:
+        message = f"Internal error: {type(exc).__name__}: {exc}"
     log.warning("submission %s: %s (attempt %s)", submission.pk, message, submission.attempts)
     if submission.attempts >= services.conf("EVAL_MAX_ATTEMPTS"):
         services.submission_fail(
