@@ -48,7 +48,7 @@ def _mm_bias_relu_kernel(
     M, N, K,
     s_am, s_ak, s_bk, s_bn, s_cm, s_cn,
     BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr,
-    NUM_PROGS: tl.constexpr, USE_TMA: tl.constexpr, UPCAST: tl.constexpr,
+    USE_TMA: tl.constexpr, UPCAST: tl.constexpr,
     FLATTEN: tl.constexpr, SPLIT: tl.constexpr,
 ):
     num_m = tl.cdiv(M, BM)
@@ -56,7 +56,7 @@ def _mm_bias_relu_kernel(
     k_tiles = tl.cdiv(K, BK)
     num_tiles = num_m * num_n
     rk = tl.arange(0, BK)
-    for tile in tl.range(tl.program_id(0), num_tiles, NUM_PROGS, flatten=FLATTEN):
+    for tile in tl.range(tl.program_id(0), num_tiles, tl.num_programs(0), flatten=FLATTEN):
         pid_m, pid_n = _tile_coords(tile, num_m, num_n, GROUP_M)
         off_m = pid_m * BM
         off_n = pid_n * BN
@@ -146,7 +146,7 @@ def matmul_bias_relu(a, b, bias, config=None, use_tma=None):
     _mm_bias_relu_kernel[(progs,)](
         a_arg, b_arg, bias, c_arg, M, N, K,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-        BM=BM, BN=BN, BK=BK, NUM_PROGS=progs, USE_TMA=tma, UPCAST=INTERPRET, **cfg)
+        BM=BM, BN=BN, BK=BK, USE_TMA=tma, UPCAST=INTERPRET, **cfg)
     return c
 
 

@@ -119,14 +119,14 @@ def _gemm_kernel(
     a, b, b2, c, res,  # tensor descriptors when USE_TMA, else plain pointers
     M, N, K, s_am, s_bk, s_cm, s_rm,
     BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr,
-    NUM_PROGS: tl.constexpr, EPI: tl.constexpr, SPLIT: tl.constexpr,
+    EPI: tl.constexpr, SPLIT: tl.constexpr,
     USE_TMA: tl.constexpr, RES_TMA: tl.constexpr, UPCAST: tl.constexpr, FLATTEN: tl.constexpr,
 ):
     num_m = tl.cdiv(M, BM)
     num_n = tl.cdiv(N, BN)
     num_tiles = num_m * num_n
     k_tiles = tl.cdiv(K, BK)
-    for tile in tl.range(tl.program_id(0), num_tiles, NUM_PROGS, flatten=FLATTEN):
+    for tile in tl.range(tl.program_id(0), num_tiles, tl.num_programs(0), flatten=FLATTEN):
         pid_m, pid_n = _tile_coords(tile, num_m, num_n, GROUP_M)
         off_m = pid_m * BM
         off_n = pid_n * BN
@@ -241,7 +241,7 @@ def _gemm(a, b, c, cfg, epi=EPI_STORE, b2=None, res=None):
     _gemm_kernel[(progs,)](
         a_arg, b_arg, b2_arg, c_arg, res_arg, M, N, K,
         a.stride(0), b.stride(0), c.stride(0), res.stride(0) if res is not None else 0,
-        BM=BM, BN=BN, BK=BK, NUM_PROGS=progs, EPI=epi, SPLIT=split, USE_TMA=tma,
+        BM=BM, BN=BN, BK=BK, EPI=epi, SPLIT=split, USE_TMA=tma,
         RES_TMA=res_tma, UPCAST=INTERPRET, **cfg)
 
 
