@@ -1,4 +1,5 @@
-"""Caching of the public pages' expensive parts: the rendered tables, task details and figures.
+"""Caching of the public pages: whole responses for visitors without a session, and the parts
+that are the same for every viewer (rendered tables, task details, figures) for everyone else.
 
 A cached value is keyed by a fingerprint of the data that can change what the pages show: the
 newest submission, the newest stored result, the newest audit entry (approve, disqualify, re-run,
@@ -11,6 +12,7 @@ long after it happened (docs/site-bench.md has the numbers). Tests set it to 0.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 import time
@@ -18,6 +20,7 @@ import time
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
+from django.http import HttpResponse
 
 from leaderboard.models import AuditEntry, Submission, Task
 
@@ -61,3 +64,25 @@ def cached(key: str, build, *, fingerprint: str | None = None):
         value = build()
         cache.set(full_key, value, TIMEOUT_S)
     return value
+
+
+def anonymous_page(view):
+    """Whole-page cache for visitors without a session: the public pages are the same for all of
+    them, so the response is kept per URL and data fingerprint. A request carrying a session or
+    pending messages always runs the view."""
+
+    @functools.wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if request.method != "GET" or settings.SESSION_COOKIE_NAME in request.COOKIES or "messages" in request.COOKIES:
+            return view(request, *args, **kwargs)
+        full_key = "page:" + hashlib.sha256(f"{request.get_full_path()}|{data_fingerprint()}".encode()).hexdigest()
+        hit = cache.get(full_key)
+        if hit is not None:
+            content_type, content = hit
+            return HttpResponse(content, content_type=content_type)
+        response = view(request, *args, **kwargs)
+        if response.status_code == 200 and not response.streaming and not response.cookies:
+            cache.set(full_key, (response["Content-Type"], response.content), TIMEOUT_S)
+        return response
+
+    return wrapper
