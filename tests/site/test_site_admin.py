@@ -2,7 +2,7 @@
 import pytest
 from django.urls import reverse
 
-from leaderboard import selectors
+from leaderboard import selectors, services
 from leaderboard.models import AuditEntry, Submission
 from site_helpers import H200, make_done, queued_task_ids
 
@@ -135,3 +135,22 @@ def test_non_staff_cannot_use_the_admin(client, task, owner, other):
     _action(client, QUEUE, "approve", [sub.pk], apply="Approve", reason="me")
     sub.refresh_from_db()
     assert sub.verdict == "flagged" and not AuditEntry.objects.exists()
+
+
+def test_every_admin_page_renders(admin_client_, task, owner):
+    sub = _flagged(task, owner)
+    owner_token = services.api_token_create(user=owner)[0]
+    urls = [
+        reverse("admin:index"),
+        reverse("admin:leaderboard_flaggedsubmission_change", args=[sub.pk]),
+        reverse("admin:leaderboard_task_changelist"),
+        reverse("admin:leaderboard_task_change", args=[task.pk]),
+        reverse("admin:leaderboard_auditentry_changelist"),
+        reverse("admin:leaderboard_apitoken_changelist"),
+        reverse("admin:leaderboard_apitoken_change", args=[owner_token.pk]),
+        reverse("admin:auth_user_change", args=[owner.pk]),
+        USERS,
+        SUBMISSIONS + "?reason=too_fast_vs_compile&status__exact=done",
+    ]
+    for url in urls:
+        assert admin_client_.get(url).status_code == 200, url
