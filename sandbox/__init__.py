@@ -55,9 +55,12 @@ def choose_backend(name: str | None = None):
                        "install bubblewrap; run the worker as root). " + "; ".join(reasons))
 
 
-def evaluator_argv(python: str, *, task: str, mode: str, device: str) -> list[str]:
+def evaluator_argv(python: str, *, task: str, mode: str, device: str, time_limit_s: float) -> list[str]:
+    # the judge gets the same limit: it paces itself by it, and the box's clock (started
+    # earlier) still ends the run first when it hangs
     return [python, "-m", "evaluator", "run", _box.SUBMISSION_FILE, "--task", task,
-            "--device", device, "--mode", mode, "--json", _box.REPORT_FILE]
+            "--device", device, "--mode", mode, "--json", _box.REPORT_FILE,
+            "--time-limit", f"{time_limit_s:g}"]
 
 
 def make_box(backend, *, argv_for, source: bytes, device: str, limits: Limits) -> _box.Box:
@@ -71,13 +74,15 @@ def make_box(backend, *, argv_for, source: bytes, device: str, limits: Limits) -
         index = limits.gpu_index if limits.gpu_index is not None else 0
         nvidia = backend is docker_backend and docker_backend.nvidia_runtime()
         gpu_plan = gpu.plan(index, runtime_binds=runtime.binds, nvidia_runtime=nvidia)
-    venv_bin = os.path.dirname(runtime.python)
-    env = _box.box_env(device=device, limits=limits, extra_path=venv_bin)
+    path = runtime.path or os.path.dirname(runtime.python)
+    env = _box.box_env(device=device, limits=limits, extra_path=path)
     if gpu_plan and gpu_plan.lib_binds:
         env["LD_LIBRARY_PATH"] = gpu.LIBS_INSIDE
-    workdir = _box.make_workdir(source)
+    # + slack for creating and removing the box; cleanup leaves it alone until then
+    deadline = time.time() + limits.time_limit_s + 60
+    workdir = _box.make_workdir(source, deadline=deadline)
     return _box.Box(argv=argv_for(runtime.python), env=env, runtime=runtime, workdir=workdir,
-                    limits=limits, gpu=gpu_plan)
+                    limits=limits, gpu=gpu_plan, run_id=_box.new_run_id(deadline))
 
 
 def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str | None = None,
@@ -98,7 +103,8 @@ def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str |
         gpu.check_in_service(index)
         gpu.ensure_idle(index, "before")
     box = make_box(chosen, source=bytes(source), device=device, limits=limits,
-                   argv_for=lambda py: evaluator_argv(py, task=task, mode=mode, device=device))
+                   argv_for=lambda py: evaluator_argv(py, task=task, mode=mode, device=device,
+                                                       time_limit_s=limits.time_limit_s))
     try:
         outcome = chosen.run(box)
         report = result.decide(outcome, str(box.out_dir / "report.json"), task=task, mode=mode,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -49,6 +50,7 @@ class Runtime:
     binds: tuple[Bind, ...] = ()
     symlinks: tuple[tuple[str, str], ...] = ()  # (target inside, link text): /lib -> usr/lib
     image: str | None = None  # Docker image; None for bwrap
+    path: str = ""  # PATH inside, when the image defines its own
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +69,7 @@ class Box:
     workdir: Path  # host directory holding submission/ and out/
     limits: Limits
     gpu: GpuPlan | None = None
+    run_id: str = ""  # "<deadline>-<random>": names the container label, cgroup and work dir
 
     @property
     def submission_dir(self) -> Path:
@@ -112,13 +115,18 @@ def box_env(*, device: str, limits: Limits, extra_path: str = "", host_env=None)
     return env
 
 
-def make_workdir(source: bytes, *, base: str | None = None) -> Path:
+def new_run_id(deadline: float) -> str:
+    return f"{int(deadline)}-{secrets.token_hex(4)}"
+
+
+def make_workdir(source: bytes, *, deadline: float, base: str | None = None) -> Path:
     """A fresh host directory for one run: submission/ (world-readable, the runner reads it) and
-    out/ (0700 root: see docs/sandbox.md for the non-root worker case)."""
+    out/ (0700 root: see docs/sandbox.md for the non-root worker case). The name starts with the
+    run's deadline so that cleanup knows when it is stale."""
     base = base or os.environ.get("SANDBOX_WORK_DIR") or None
     if base:
         os.makedirs(base, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=WORK_PREFIX, dir=base))
+    work = Path(tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{int(deadline)}-", dir=base))
     os.chmod(work, 0o755)
     sub = work / "submission"
     sub.mkdir(mode=0o755)

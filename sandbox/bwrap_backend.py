@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import secrets
 import shutil
 import signal
 import subprocess
@@ -110,8 +109,7 @@ def run(box: Box) -> Outcome:
     if reason:
         raise SandboxError(reason)
     started = time.monotonic()
-    run_id = f"{int(time.time() + box.limits.time_limit_s)}-{secrets.token_hex(4)}"
-    group = Cgroup.create(run_id, box.limits)
+    group = Cgroup.create(box.run_id, box.limits)
     rlimits = _rlimits(box, group is not None)
     status_r, status_w = os.pipe()
     if group:

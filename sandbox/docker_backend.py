@@ -17,6 +17,7 @@ from .errors import SandboxError
 NAME = "docker"
 JUDGE_CAPS = ["SETUID", "SETGID", "KILL"]
 DEADLINE_LABEL = "kernelboard.deadline"
+RUN_LABEL = "kernelboard.run"
 # The json-file log is rotated in place at this size, so a flood of output costs no disk.
 LOG_MAX = "1m"
 API_TIMEOUT_S = 60
@@ -90,7 +91,7 @@ def create_kwargs(box: Box) -> dict:
         ulimits=[Ulimit(name="nofile", soft=limits.nofile, hard=limits.nofile),
                  Ulimit(name="core", soft=0, hard=0)],
         mounts=mounts,
-        labels={LABEL: "1", DEADLINE_LABEL: str(int(time.time() + limits.time_limit_s + 60))},
+        labels={LABEL: "1", DEADLINE_LABEL: box.run_id.split("-")[0], RUN_LABEL: box.run_id},
         log_config=LogConfig(type="json-file", config={"max-size": LOG_MAX, "max-file": "1"}),
         init=True,  # reaps orphans; the judge is not pid 1
         stdin_open=False,

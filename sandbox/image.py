@@ -145,7 +145,8 @@ def docker_runtime(client) -> Runtime:
     python = (image.labels or {}).get(PYTHON_LABEL)
     if not python:
         raise SandboxError(f"{name} has no {PYTHON_LABEL} label: build it from sandbox/Dockerfile")
-    return Runtime(python=python, image=name)
+    env = dict(item.partition("=")[::2] for item in (image.attrs.get("Config") or {}).get("Env") or [])
+    return Runtime(python=python, image=name, path=env.get("PATH", ""))
 
 
 def build_context() -> bytes:

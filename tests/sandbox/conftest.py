@@ -19,7 +19,7 @@ STANDIN = Path(__file__).resolve().parent / "standin" / "evaluator"
 def evaluator_source():
     """The real evaluator once it exists, else the stand-in (see standin/)."""
     real = image.evaluator_source()
-    if (real / "__main__.py").is_file():
+    if (real / "__main__.py").is_file() and not os.environ.get("SANDBOX_TEST_STANDIN"):
         yield real
         return
     original = image.evaluator_source

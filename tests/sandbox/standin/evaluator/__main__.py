@@ -5,7 +5,7 @@ import argparse, ctypes, json, os, subprocess, sys, time
 
 p = argparse.ArgumentParser()
 p.add_argument("cmd"); p.add_argument("file"); p.add_argument("--task"); p.add_argument("--device")
-p.add_argument("--mode"); p.add_argument("--json")
+p.add_argument("--mode"); p.add_argument("--json"); p.add_argument("--time-limit")
 a = p.parse_args()
 
 
