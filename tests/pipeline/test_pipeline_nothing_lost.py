@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import urllib.request
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -48,8 +48,10 @@ def test_a_killed_worker_and_a_redis_restart_lose_nothing(pipeline):
 
     # 1. SIGKILL the worker (and its pool child and sandbox) in the middle of an evaluation
     victim = wait_for(lambda: _evaluating(ids), 180, "an evaluation to start")
-    wait_for(lambda: Submission.objects.filter(pk=victim.pk, status="running").exists(), 5, "it to keep running")
-    time.sleep(3)
+    # the worker's heartbeat thread touches the row while the sandbox runs (every 2 s here)
+    wait_for(lambda: Submission.objects.filter(
+        pk=victim.pk, status="running", heartbeat_at__gt=victim.started_at + timedelta(seconds=1)).exists(),
+        15, "a heartbeat during the evaluation")
     worker.kill()
     assert Submission.objects.get(pk=victim.pk).status == "running"  # left behind, as after a crash
 
