@@ -3,7 +3,7 @@
     python -m leaderboard.cli submit FILE --task NAME [--mode test|ranked] [--url URL] [--token KEY]
 
 The token comes from --token or $LEADERBOARD_TOKEN, the site from --url or $LEADERBOARD_URL
-(default http://127.0.0.1:8000). Standard library only: it runs wherever Python does.
+(default http://127.0.0.1:8000). Talks HTTP with the standard library only; no Django setup.
 Exit status: 0 verified or flagged (or a passing test run), 1 rejected, 3 failed or timed out,
 2 usage or API errors.
 """
