@@ -88,3 +88,24 @@ def test_a_killed_worker_and_a_redis_restart_lose_nothing(pipeline):
     # the honest kernel passes: the evaluations were real and complete
     assert {sub.verdict for sub in rows.values()} == {"verified"}, [s.reasons for s in rows.values()]
     worker.stop()
+
+
+def test_an_upload_while_redis_is_down_is_kept_and_evaluated_later(pipeline):
+    from evaluator.tasks import get_task
+
+    services.task_sync(spec=get_task("softmax"))
+    user = get_user_model().objects.create_user("offline", password="pw-offline-1")
+    _, key = services.api_token_create(user=user)
+    pipeline.start_web()
+    pipeline.redis.stop()
+    sub_id = _submit(pipeline.url, key)  # accepted: the row is the record, the message comes later
+    sub = Submission.objects.get(pk=sub_id)
+    assert sub.status == "queued"
+    pipeline.redis.start()
+    pipeline.new_worker()
+    wait_for(lambda: Submission.objects.get(pk=sub_id).status == "done", 300, "the upload to be evaluated",
+             interval=1)
+    sub.refresh_from_db()
+    assert sub.results_stored == 1 and sub.attempts == 1
+    log = pipeline.workdir.joinpath("worker.log").read_text(errors="replace")
+    assert re.search(r"'resent': 1", log), log[-3000:]
