@@ -56,8 +56,13 @@ def _sentence(message: str) -> str:
     return message[:1].upper() + message[1:] + ("" if message.endswith(".") else ".")
 
 
+class TaskChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, task):
+        return f"{task.title} ({task.name})"
+
+
 class UploadForm(forms.Form):
-    task = forms.ModelChoiceField(queryset=Task.objects.all(), to_field_name="name", empty_label=None)
+    task = TaskChoiceField(queryset=Task.objects.all(), to_field_name="name", empty_label=None)
     mode = forms.ChoiceField(
         choices=Submission.Mode.choices,
         initial=Submission.Mode.TEST,
