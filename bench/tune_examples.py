@@ -11,6 +11,8 @@ section) and writes DIR/<section>.json; the parent prints one table at the end.
            example's time per bench shape, per-stage times, eager
   sweep    per-stage config variants of the block at both bench shapes (each variant's output
            checked against the default config's)
+  final    the fastest config per stage (from sweep.json, matmul.json) timed end to end
+           against the default config and eager; prints the chosen configs
   compile  torch.compile (default mode) of both task references, first-call time included
 
 Timing: CUDA events around the call with a device synchronize before the end event (as the
@@ -32,7 +34,8 @@ import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SECTIONS = ("matmul", "block", "sweep", "compile")
+SECTIONS = ("matmul", "block", "sweep", "final", "compile")
+OUT_DIR = None
 # TUNE_DRY=1: run every section on the CPU under the Triton interpreter at tiny shapes, to
 # check this script before spending GPU time
 DRY = os.environ.get("TUNE_DRY") == "1"
@@ -136,17 +139,7 @@ def section_matmul(res):
         ms = timer(fn, reps=50, warmup=10)
         rows.append({"name": label, "ms": ms, "tflops": _tflops(flop, ms)})
     base = dict(mm.GPU_CONFIG)
-    variants = [
-        ("default", {}),
-        ("128x256 s3 no-flatten", dict(FLATTEN=False)),
-        ("128x256 s4 split", dict(num_stages=4, SPLIT=True)),
-        ("128x256 s3 non-persistent", dict(PERSISTENT=False, FLATTEN=False)),
-        ("256x128 s3", dict(BM=256, BN=128)),
-        ("256x128 s4 split", dict(BM=256, BN=128, num_stages=4, SPLIT=True)),
-        ("128x128 w8 s4", dict(BN=128, num_stages=4)),
-        ("128x128 w4 s4", dict(BN=128, num_stages=4, num_warps=4)),
-        ("128x256 s3 group16", dict(GROUP_M=16)),
-    ]
+    variants = [("default", {})] + (MATMUL_SWEEP[:2] if DRY else MATMUL_SWEEP)
     ref = mm.custom_kernel(*ins)
     for label, over in variants:
         cfg = dict(base, **over)
@@ -186,11 +179,11 @@ def _stages(tb, ins, cfg):
     c = dict(tb.GPU_CONFIG)
     c.update(cfg)
     stages = {
-        "rmsnorm1": lambda: tb._rmsnorm(xf, w_norm1, n1),
+        "rmsnorm1": lambda: tb._rmsnorm(xf, w_norm1, n1, c["rmsnorm"]),
         "qkv": lambda: tb._gemm(n1, w_qkv, qkv, c["qkv"]),
         "attn": lambda: tb._attention(qkv, o, B, T, H, c["attn"]),
         "oproj": lambda: tb._gemm(o, w_o, h, c["oproj"], epi=tb.EPI_RESIDUAL, res=xf),
-        "rmsnorm2": lambda: tb._rmsnorm(h, w_norm2, n2),
+        "rmsnorm2": lambda: tb._rmsnorm(h, w_norm2, n2, c["rmsnorm"]),
         "swiglu": lambda: tb._gemm(n2, w_gate, g, c["swiglu"], epi=tb.EPI_SWIGLU, b2=w_up),
         "down": lambda: tb._gemm(g, w_down, out, c["down"], epi=tb.EPI_RESIDUAL, res=h),
     }
@@ -242,32 +235,37 @@ def section_block(res):
         _empty_cache()
 
 
+MODES = {"P": dict(PERSISTENT=True, FLATTEN=False), "F": dict(PERSISTENT=True, FLATTEN=True),
+         "N": dict(PERSISTENT=False, FLATTEN=False),
+         "P2": dict(PERSISTENT=True, FLATTEN=False, CTAS_PER_SM=2)}
+
+
+def _v(bm, bn, bk, w, st, split, mode, group=8, **extra):
+    label = f"{bm}x{bn}x{bk} w{w} s{st}{' split' if split else ''} {mode} g{group}"
+    return label, dict(BM=bm, BN=bn, BK=bk, num_warps=w, num_stages=st, SPLIT=split,
+                       GROUP_M=group, **MODES[mode], **extra)
+
+
+MATMUL_SWEEP = (
+    [_v(128, 256, 64, 8, 3, False, m, g) for m in ("P", "F", "N") for g in (8, 16, 32)]
+    + [_v(128, 256, 128, 8, 2, True, m, 16) for m in ("P", "N")]
+    + [_v(256, 128, 64, 8, 3, False, "P", g) for g in (8, 16)]
+    + [_v(128, 128, 64, 4, st, True, m, 16) for st in (2, 3) for m in ("P2", "N")]
+)
+
+# per stage of the block; "resid" is the residual-epilogue GEMM (o-proj and down-proj)
 SWEEP = {
-    "qkv": [
-        ("128x256 s3", dict(BM=128, BN=256, num_warps=8, num_stages=3, SPLIT=False)),
-        ("128x256 s4 split", dict(BM=128, BN=256, num_warps=8, num_stages=4, SPLIT=True)),
-        ("128x128 w8 s4", dict(BM=128, BN=128, num_warps=8, num_stages=4, SPLIT=False)),
-        ("256x128 s3", dict(BM=256, BN=128, num_warps=8, num_stages=3, SPLIT=False)),
-        ("128x256 s3 non-persistent", dict(BM=128, BN=256, num_warps=8, num_stages=3,
-                                           SPLIT=False, PERSISTENT=False, FLATTEN=False)),
-    ],
-    "resid": [  # o-proj and down-proj: the residual-epilogue GEMM
-        ("128x256 s3 split", dict(BM=128, BN=256, num_warps=8, num_stages=3, SPLIT=True)),
-        ("128x128 w8 s4", dict(BM=128, BN=128, num_warps=8, num_stages=4, SPLIT=False)),
-        ("128x128 w8 s4 split", dict(BM=128, BN=128, num_warps=8, num_stages=4, SPLIT=True)),
-        ("256x128 s3 split", dict(BM=256, BN=128, num_warps=8, num_stages=3, SPLIT=True)),
-        ("128x256 s3 split non-persistent", dict(BM=128, BN=256, num_warps=8, num_stages=3,
-                                                 SPLIT=True, PERSISTENT=False, FLATTEN=False)),
-    ],
-    "swiglu": [
-        ("128x128 s4 split", dict(BM=128, BN=128, num_warps=8, num_stages=4, SPLIT=True)),
-        ("128x128 s3", dict(BM=128, BN=128, num_warps=8, num_stages=3, SPLIT=False)),
-        ("128x128 s4", dict(BM=128, BN=128, num_warps=8, num_stages=4, SPLIT=False)),
-        ("128x128 s4 split group16", dict(BM=128, BN=128, num_warps=8, num_stages=4,
-                                          SPLIT=True, GROUP_M=16)),
-        ("128x128 s4 split non-persistent", dict(BM=128, BN=128, num_warps=8, num_stages=4,
-                                                 SPLIT=True, PERSISTENT=False, FLATTEN=False)),
-    ],
+    "qkv": [_v(128, 256, 64, 8, 3, False, m, g) for m in ("P", "F", "N") for g in (8, 16)]
+    + [_v(128, 256, 128, 8, 2, True, "P")]
+    + [_v(128, 128, 64, 4, st, True, m) for st in (2, 3) for m in ("P2", "N")],
+    "resid": [_v(128, 256, 64, 8, 3, True, m, g, RES_TMA=True) for m in ("P", "F", "N")
+              for g in (8, 16)]
+    + [_v(128, 128, 64, 4, st, True, m, RES_TMA=True) for st in (2, 3) for m in ("P2", "N")],
+    "swiglu": [_v(128, 128, 64, 8, 4, True, m, g) for m in ("P", "F", "N") for g in (8, 16)]
+    + [_v(128, 128, 64, 8, 3, False, "N"), _v(128, 128, 128, 8, 2, True, "N"),
+       _v(128, 64, 64, 8, 3, True, "N")]
+    + [_v(128, 64, 64, 4, st, True, m) for st in (2, 3) for m in ("P2", "N")]
+    + [_v(64, 128, 64, 4, 2, True, m) for m in ("P2", "N")],
     "attn": [
         ("128x128 w8 s3", dict(BM=128, BN=128, num_warps=8, num_stages=3)),
         ("128x128 w8 s2", dict(BM=128, BN=128, num_warps=8, num_stages=2)),
@@ -275,11 +273,18 @@ SWEEP = {
         ("128x64 w8 s2", dict(BM=128, BN=64, num_warps=8, num_stages=2)),
         ("64x64 w4 s3", dict(BM=64, BN=64, num_warps=4, num_stages=3)),
     ],
+    "rmsnorm": [(f"{e} elems w{w}", dict(ELEMS=e, num_warps=w)) for e in (2048, 4096, 8192)
+                for w in (4, 8)],
 }
+
+
+def _cfg_key(stage):
+    return "rmsnorm" if stage.startswith("rmsnorm") else stage
 
 
 def section_sweep(res):
     import torch
+    import torch.nn.functional as F
     from evaluator.tasks import get_task
     task = get_task("transformer_block")
     tb = _load("transformer_block")
@@ -293,10 +298,10 @@ def section_sweep(res):
         _sync()
         sf = _stage_flops(shape)
         for key, variants in SWEEP.items():
-            for stage in (("oproj", "down") if key == "resid" else (key,)):
+            for stage in {"resid": ("oproj", "down"), "rmsnorm": ("rmsnorm1",)}.get(key, (key,)):
                 ref = outs[stage]
-                for label, over in variants:
-                    cfg = dict(tb.GPU_CONFIG[stage], **over)
+                for label, over in (variants[:2] if DRY else variants):
+                    cfg = dict(tb.GPU_CONFIG[_cfg_key(stage)], **over)
                     dst = torch.empty_like(ref)
                     fn = _bind(tb, stage, ins, outs, dst, cfg)
                     try:
@@ -307,14 +312,93 @@ def section_sweep(res):
                         diff = float((dst.float() - ref.float()).abs().max())
                         ms = timer(fn, reps=20, warmup=3)
                         rows.append({"shape": shape, "stage": stage, "name": label, "ms": ms,
-                                     "tflops": _tflops(sf[stage], ms), "compile_s": comp,
-                                     "max_diff_vs_default": diff, "config": cfg})
+                                     "tflops": _tflops(sf[stage], ms) if sf[stage] else None,
+                                     "compile_s": comp, "max_diff_vs_default": diff,
+                                     "config": cfg})
                     except Exception as exc:
                         rows.append({"shape": shape, "stage": stage, "name": label,
                                      "error": repr(exc)[:300], "config": cfg})
                     print(rows[-1], flush=True)
-        del ins, stages, outs
+        # the same stages in PyTorch (cuBLAS, flash SDPA, eager rms_norm): the yardstick
+        x, w_norm1, w_qkv, w_o, w_norm2, w_gate, w_up, w_down = ins
+        B, T, D = x.shape
+        H = D // tb.HEAD_DIM
+        q, k, v = outs["qkv"].view(B, T, 3, H, tb.HEAD_DIM).permute(2, 0, 3, 1, 4)
+        n2, g = outs["rmsnorm2"], outs["swiglu"]
+        refs = {
+            "rmsnorm1": lambda: F.rms_norm(x, (D,), w_norm1, tb.EPS),
+            "qkv": lambda: outs["rmsnorm1"] @ w_qkv,
+            "attn": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+            "oproj": lambda: outs["attn"] @ w_o,
+            "swiglu": lambda: (n2 @ w_gate, n2 @ w_up),
+            "down": lambda: g @ w_down,
+        }
+        for stage, fn in refs.items():
+            ms = timer(fn, reps=20, warmup=3)
+            rows.append({"shape": shape, "stage": stage, "name": "torch (cuBLAS/SDPA/eager)",
+                         "ms": ms, "tflops": _tflops(sf[stage], ms) if sf[stage] else None})
+            print(rows[-1], flush=True)
+        del ins, stages, outs, q, k, v, n2, g, refs
         _empty_cache()
+
+
+def _best(rows, shape, stage):
+    ok = [r for r in rows if r.get("shape") == shape and r.get("stage") == stage
+          and "error" not in r and "config" in r and r.get("max_diff_vs_default", 0) <= 0.125]
+    return min(ok, key=lambda r: r["ms"]) if ok else None
+
+
+def section_final(res):
+    """The fastest config per stage from sweep.json (and matmul.json), timed end to end."""
+    import torch
+    from evaluator.tasks import get_task
+    timer = Timer()
+    rows = res["rows"] = []
+    res["chosen"] = {}
+    mm_rows = json.loads((Path(OUT_DIR) / "matmul.json").read_text()).get("rows", [])
+    mm_ok = [r for r in mm_rows if "config" in r and "error" not in r
+             and r.get("max_diff_vs_default", 0) == 0]
+    task = get_task("matmul_bias_relu")
+    mm = _load("matmul_bias_relu")
+    if mm_ok:
+        best = min(mm_ok, key=lambda r: r["ms"])
+        res["chosen"]["matmul_bias_relu"] = best["config"]
+        for shape in _shapes(task):
+            ins = task.make_inputs(shape, 2, DEV)
+            res.setdefault("checks", []).append(
+                _check(task, lambda *a: mm.matmul_bias_relu(*a, config=best["config"]), shape))
+            for label, fn in [("eager", lambda: task.reference(*ins)),
+                              ("triton default", lambda: mm.custom_kernel(*ins)),
+                              (f"triton best {best['name']}",
+                               lambda: mm.matmul_bias_relu(*ins, config=best["config"]))]:
+                ms = timer(fn, reps=50, warmup=10)
+                rows.append({"task": task.name, "shape": shape, "name": label, "ms": ms,
+                             "tflops": _tflops(task.flops(shape), ms)})
+                print(rows[-1], flush=True)
+    sweep = json.loads((Path(OUT_DIR) / "sweep.json").read_text()).get("rows", [])
+    task = get_task("transformer_block")
+    tb = _load("transformer_block")
+    for shape in _shapes(task):
+        cfg = {}
+        for stage in ("qkv", "attn", "oproj", "swiglu", "down", "rmsnorm1"):
+            b = _best(sweep, shape, stage)
+            if b:
+                cfg[_cfg_key(stage)] = b["config"]
+        res["chosen"][_fmt_shape(shape)] = cfg
+        res.setdefault("checks", []).append(
+            _check(task, lambda *a: tb.transformer_block(*a, config=cfg), shape))
+        ins = task.make_inputs(shape, 2, DEV)
+        for label, fn in [("eager", lambda: task.reference(*ins)),
+                          ("triton default", lambda: tb.custom_kernel(*ins)),
+                          ("triton best per stage",
+                           lambda: tb.transformer_block(*ins, config=cfg))]:
+            ms = timer(fn, reps=50, warmup=10)
+            rows.append({"task": task.name, "shape": shape, "name": label, "ms": ms,
+                         "tflops": _tflops(task.flops(shape), ms)})
+            print(rows[-1], flush=True)
+        del ins
+        _empty_cache()
+    print(json.dumps(res["chosen"], indent=1), flush=True)
 
 
 def _bind(tb, stage, ins, outs, dst, cfg):
@@ -322,6 +406,8 @@ def _bind(tb, stage, ins, outs, dst, cfg):
     x, w_norm1, w_qkv, w_o, w_norm2, w_gate, w_up, w_down = ins
     B, T, D = x.shape
     xf = x.reshape(B * T, D)
+    if stage == "rmsnorm1":
+        return lambda: tb._rmsnorm(xf, w_norm1, dst, cfg)
     if stage == "qkv":
         return lambda: tb._gemm(outs["rmsnorm1"], w_qkv, dst, cfg)
     if stage == "attn":
@@ -362,6 +448,8 @@ def section_compile(res):
 
 
 def _run_section(name, out_dir):
+    global OUT_DIR
+    OUT_DIR = out_dir
     sys.path.insert(0, str(ROOT))
     import torch
     res = {"section": name, "gpu": "cpu (dry run)" if DRY else torch.cuda.get_device_name(),

@@ -93,7 +93,7 @@ def _mm_bias_relu_kernel(
 
 # Tile choices measured on one H200 (docs/examples.md); keys are the knobs of the kernel.
 GPU_CONFIG = dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3,
-                  FLATTEN=True, SPLIT=False, PERSISTENT=True)
+                  FLATTEN=False, SPLIT=False, PERSISTENT=True)
 # unaligned rows on a GPU: pointer loads, smaller tiles (register pressure without descriptors)
 GPU_FALLBACK = dict(BM=128, BN=128, BK=32, GROUP_M=8, num_warps=8, num_stages=3,
                     FLATTEN=False, SPLIT=False, PERSISTENT=False)
@@ -142,7 +142,10 @@ def matmul_bias_relu(a, b, bias, config=None, use_tma=None):
     else:
         a_arg, b_arg, c_arg = a, b, c
     tiles = triton.cdiv(M, BM) * triton.cdiv(N, BN)
-    progs = min(tiles, _num_sms(a.device)) if persistent else tiles
+    # persistent: CTAS_PER_SM programs per multiprocessor walk the tiles (2 when two small
+    # CTAs fit one SM, so one's epilogue overlaps the other's main loop)
+    ctas = cfg.pop("CTAS_PER_SM", 1)
+    progs = min(tiles, _num_sms(a.device) * ctas) if persistent else tiles
     _mm_bias_relu_kernel[(progs,)](
         a_arg, b_arg, bias, c_arg, M, N, K,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),

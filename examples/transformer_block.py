@@ -64,13 +64,14 @@ def _rmsnorm_kernel(x, w, y, M, D, s_x, s_y, eps, ROWS: tl.constexpr, BLOCK: tl.
     tl.store(y + rows[:, None] * s_y + cols[None, :], _bf16(out), mask=mask)
 
 
-def _rmsnorm(x, w, y):
+def _rmsnorm(x, w, y, cfg=None):
     M, D = x.shape
     block = triton.next_power_of_2(D)
-    rows = max(1, min(16, 4096 // block)) if not INTERPRET else 16
+    cfg = cfg or dict(ELEMS=4096, num_warps=4)  # elements (rows x block) per program
+    rows = max(1, min(16, cfg["ELEMS"] // block)) if not INTERPRET else 16
     _rmsnorm_kernel[(triton.cdiv(M, rows),)](
         x, w, y, M, D, x.stride(0), y.stride(0), EPS, ROWS=rows, BLOCK=block,
-        num_warps=4 if block * rows <= 4096 else 8)
+        num_warps=cfg["num_warps"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,12 +193,13 @@ GPU_CONFIG = {
     "qkv": dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3, SPLIT=False,
                 FLATTEN=True, PERSISTENT=True),
     "oproj": dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3, SPLIT=True,
-                  FLATTEN=True, PERSISTENT=True, RES_TMA=True),
+                  FLATTEN=False, PERSISTENT=False, RES_TMA=True),
     "swiglu": dict(BM=128, BN=128, BK=64, GROUP_M=8, num_warps=8, num_stages=4, SPLIT=True,
-                   FLATTEN=True, PERSISTENT=True),
+                   FLATTEN=False, PERSISTENT=False),
     "down": dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3, SPLIT=True,
-                 FLATTEN=True, PERSISTENT=True, RES_TMA=True),
+                 FLATTEN=False, PERSISTENT=False, RES_TMA=True),
     "attn": dict(BM=128, BN=128, num_warps=8, num_stages=3),
+    "rmsnorm": dict(ELEMS=4096, num_warps=4),
 }
 # unaligned rows on a GPU (no descriptors): pointer loads need smaller tiles
 GPU_FALLBACK = {
@@ -212,6 +214,7 @@ CPU_CONFIG = {
     "qkv": _CPU_GEMM, "oproj": _CPU_GEMM, "down": _CPU_GEMM,
     "swiglu": dict(_CPU_GEMM, SPLIT=True),
     "attn": dict(BM=64, BN=64, num_warps=4, num_stages=1),
+    "rmsnorm": dict(ELEMS=4096, num_warps=4),
 }
 
 
@@ -237,7 +240,10 @@ def _gemm(a, b, c, cfg, epi=EPI_STORE, b2=None, res=None):
     if res_arg is None:
         res_arg = c_arg  # unused (EPI != residual); any argument of the right kind
     tiles = triton.cdiv(M, BM) * triton.cdiv(N, BN)
-    progs = min(tiles, _num_sms(a.device)) if persistent else tiles
+    # persistent: CTAS_PER_SM programs per multiprocessor walk the tiles (2 when two small
+    # CTAs fit one SM, so one's epilogue overlaps the other's main loop)
+    ctas = cfg.pop("CTAS_PER_SM", 1)
+    progs = min(tiles, _num_sms(a.device) * ctas) if persistent else tiles
     _gemm_kernel[(progs,)](
         a_arg, b_arg, b2_arg, c_arg, res_arg, M, N, K,
         a.stride(0), b.stride(0), c.stride(0), res.stride(0) if res is not None else 0,
@@ -256,12 +262,13 @@ def _attn_block(acc, m_i, l_i, q, kv, row0, k_col, v_col, start_n, offs_m, T, s_
     k = _load_tile(kv, row0 + start_n, k_col, row0 + T, k_col + HD, s_t, 1, BN, HD, USE_TMA)
     if UPCAST:
         k = k.to(tl.float32)
-    s = tl.dot(q, tl.trans(k)) * qk_scale
+    s = tl.dot(q, tl.trans(k))
     if DIAG:
         offs_n = start_n + tl.arange(0, BN)
         s = tl.where(offs_m[:, None] >= offs_n[None, :], s, float("-inf"))
-    m_new = tl.maximum(m_i, tl.max(s, axis=1))
-    p = tl.math.exp2(s - m_new[:, None])
+    # running max kept in scaled units: the scale folds into one multiply-add per score
+    m_new = tl.maximum(m_i, tl.max(s, axis=1) * qk_scale)
+    p = tl.math.exp2(s * qk_scale - m_new[:, None])
     alpha = tl.math.exp2(m_i - m_new)
     l_i = l_i * alpha + tl.sum(p, axis=1)
     v = _load_tile(kv, row0 + start_n, v_col, row0 + T, v_col + HD, s_t, 1, BN, HD, USE_TMA)
@@ -339,7 +346,7 @@ def transformer_block(x, w_norm1, w_qkv, w_o, w_norm2, w_gate, w_up, w_down, con
     xf = x.reshape(M, D)
 
     n1 = torch.empty((M, D), device=dev, dtype=bf)
-    _rmsnorm(xf, w_norm1, n1)
+    _rmsnorm(xf, w_norm1, n1, cfg["rmsnorm"])
     qkv = torch.empty((M, 3 * D), device=dev, dtype=bf)
     _gemm(n1, w_qkv, qkv, cfg["qkv"])
     o = torch.empty((M, D), device=dev, dtype=bf)
@@ -347,7 +354,7 @@ def transformer_block(x, w_norm1, w_qkv, w_o, w_norm2, w_gate, w_up, w_down, con
     h = torch.empty((M, D), device=dev, dtype=bf)
     _gemm(o, w_o, h, cfg["oproj"], epi=EPI_RESIDUAL, res=xf)
     n2 = n1  # n1 is dead once qkv exists
-    _rmsnorm(h, w_norm2, n2)
+    _rmsnorm(h, w_norm2, n2, cfg["rmsnorm"])
     f_pad = (F + 7) // 8 * 8  # 16-byte aligned rows for the descriptors
     g = torch.empty((M, f_pad), device=dev, dtype=bf)[:, :F]
     _gemm(n2, w_gate, g, cfg["swiglu"], epi=EPI_SWIGLU, b2=w_up)
