@@ -23,6 +23,12 @@ from .errors import SandboxError
 
 NAME = "bwrap"
 JUDGE_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL")
+# A fresh procfs lets uid 0 write host-global settings through plain file permissions (sysctls
+# such as kernel.core_pattern need no capability): the judge is root, so, as Docker does, these
+# are made read-only and the informational leaks are covered.
+PROC_READ_ONLY = ("bus", "fs", "irq", "sys", "sysrq-trigger")
+PROC_MASKED = ("acpi", "asound", "kcore", "keys", "latency_stats", "sched_debug", "scsi",
+               "timer_list", "timer_stats")
 KILL_GRACE_S = 5.0
 
 
@@ -67,9 +73,16 @@ def build_args(box: Box, *, status_fd: int) -> list[str]:
              "--ro-bind", str(box.workdir / "etc" / "group"), "/etc/group",
              "--ro-bind", str(box.submission_dir), SUBMISSION_DIR,
              "--bind", str(box.out_dir), OUT_DIR,
-             "--proc", "/proc", "--dev", "/dev",
+             "--proc", "/proc"]
+    args += _proc_covers(box)
+    args += ["--dev", "/dev",
              "--perms", "1777", "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp",
              "--perms", "1777", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm"]
+    # read-only like Docker's: torch reads the CPU topology, CUDA / NVML the PCI tree
+    if box.gpu:
+        args += ["--ro-bind", "/sys", "/sys"]
+    else:
+        args += ["--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
     if box.gpu:
         for node in box.gpu.device_nodes:
             args += ["--dev-bind", node, node]
@@ -77,6 +90,26 @@ def build_args(box: Box, *, status_fd: int) -> list[str]:
             args += ["--ro-bind", bind.source, bind.target]
     args += ["--remount-ro", "/", "--chdir", "/tmp", "--json-status-fd", str(status_fd), "--"]
     return args + list(box.argv)
+
+
+def _proc_covers(box: Box) -> list[str]:
+    """Host paths are the sources: these /proc entries are global, not per pid namespace."""
+    args = []
+    for name in PROC_READ_ONLY:
+        if os.path.exists(f"/proc/{name}"):
+            args += ["--ro-bind", f"/proc/{name}", f"/proc/{name}"]
+    empty = box.workdir / "empty"
+    for name in PROC_MASKED:
+        path = f"/proc/{name}"
+        if os.path.isdir(path):
+            empty.mkdir(mode=0o555, exist_ok=True)
+            args += ["--ro-bind", str(empty), path]
+        elif os.path.exists(path):
+            blank = box.workdir / "blank"
+            if not blank.exists():
+                blank.touch(mode=0o444)
+            args += ["--ro-bind", str(blank), path]
+    return args
 
 
 def _count_processes(uid: int) -> int:
