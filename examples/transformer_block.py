@@ -191,14 +191,14 @@ def _desc(t, block):
 # accumulator (gate and up each get BN columns).
 GPU_CONFIG = {
     "qkv": dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3, SPLIT=False,
-                FLATTEN=True, PERSISTENT=True),
+                FLATTEN=False, PERSISTENT=False),
     "oproj": dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3, SPLIT=True,
                   FLATTEN=False, PERSISTENT=False, RES_TMA=True),
     "swiglu": dict(BM=128, BN=128, BK=64, GROUP_M=8, num_warps=8, num_stages=4, SPLIT=True,
                    FLATTEN=False, PERSISTENT=False),
     "down": dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3, SPLIT=True,
                  FLATTEN=False, PERSISTENT=False, RES_TMA=True),
-    "attn": dict(BM=128, BN=128, num_warps=8, num_stages=3),
+    "attn": dict(BM=64, BN=64, num_warps=4, num_stages=3),
     "rmsnorm": dict(ELEMS=4096, num_warps=4),
 }
 # unaligned rows on a GPU (no descriptors): pointer loads need smaller tiles
