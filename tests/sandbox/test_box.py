@@ -50,9 +50,9 @@ for path in ("/proc/sys/kernel/core_pattern", "/proc/sys/vm/overcommit_memory"):
 """
 
 
-def run_probe(backend_name: str, code: str, limits: Limits = LIMITS, *, keep_box=None):
+def run_probe(backend_name: str, code: str, limits: Limits = LIMITS, *, keep_box=None, device="cpu"):
     backend = sandbox.BACKENDS[backend_name]
-    made = sandbox.make_box(backend, source=b"", device="cpu", limits=limits,
+    made = sandbox.make_box(backend, source=b"", device=device, limits=limits,
                             argv_for=lambda python: [python, "-c", code])
     if keep_box is not None:
         keep_box.append(made)
@@ -305,6 +305,14 @@ def test_limits_from_env():
         Limits.from_env({"SANDBOX_PIDS": "many"})
     with pytest.raises(ValueError):
         Limits(memory_bytes=0)
+
+
+@pytest.mark.gpu
+def test_a_cuda_box_sees_exactly_one_gpu(backend):
+    outcome = run_probe(backend, "import torch; print('gpus', torch.cuda.device_count(), "
+                                 "torch.cuda.get_device_name(0))", device="cuda")
+    assert outcome.exit_code == 0, outcome.logs
+    assert "gpus 1 " in outcome.logs
 
 
 def test_gpu_out_of_service_flag(tmp_path, monkeypatch):
