@@ -3,6 +3,8 @@ torch.compile submitted as a kernel must read 1.00 against torch.compile. Both g
 full evaluation (runner process, checks, interleaved timing), exactly like a submission."""
 from __future__ import annotations
 
+from .report import REJECT_CODES
+
 REFERENCE_SOURCE = """\
 from evaluator.tasks import get_task
 
@@ -55,9 +57,11 @@ def calibrate(names, *, device: str, time_limit_s: float = 600, progress=None) -
             "compile_vs_compile": comp.get("speedup_vs_compile"),
             "reference_shapes": ref.get("shapes", []),
             "compile_shapes": comp.get("shapes", []),
+            # flags are expected here (no Triton kernel, imports the evaluator); failures are not
             "errors": [r for r, c in zip(ref["reasons"] + comp["reasons"],
                                          ref["reason_codes"] + comp["reason_codes"])
-                       if c not in ("suspicious_source", "no_kernel_launched")],
+                       if c in REJECT_CODES],
+            "codes": {"reference": ref["reason_codes"], "compile": comp["reason_codes"]},
         })
     return rows
 

@@ -328,8 +328,10 @@ class Evaluation:
             where = f"benchmark shape {_fmt(shape)}"
             seq = iter(range(1 << 30))
             seed = lambda kind: self.derive(self.master, "bench", j, kind, next(seq))  # noqa: E731
+            pairs = []  # (reported, wall) of every call on this shape, for the clock check
             for w in range(warmup):
-                self._call(shape, seed("cand"), where, first=(w == 0))
+                _, ms, wall, _ = self._call(shape, seed("cand"), where, first=(w == 0))
+                pairs.append((ms, wall))
             pings = [self._ping() for _ in range(PINGS)]
             cand, walls, eager, comp = [], [], [], []
             started = time.monotonic()
@@ -338,6 +340,7 @@ class Evaluation:
                     _, ms, wall, _ = self._call(shape, seed("cand"), where)
                     cand.append(ms)
                     walls.append(wall)
+                    pairs.append((ms, wall))
                 pings.append(self._ping())
                 with self._stopped():
                     eager += self._baseline(self.task.reference, shape, [seed("eager") for _ in range(block)])
@@ -347,7 +350,7 @@ class Evaluation:
                 spent = time.monotonic() - started
                 if r + 1 >= min_rounds and (stable or spent > budget or self._short_of_time()):
                     break
-            rows.append(self._shape_row(shape, cand, walls, eager, comp, timing.median(pings)))
+            rows.append(self._shape_row(shape, cand, walls, eager, comp, pairs, timing.median(pings)))
         self._recheck()
         self.report["shapes"] = rows
         self.report["phases"]["timing_s"] = time.monotonic() - t
@@ -388,7 +391,7 @@ class Evaluation:
     def _short_of_time(self) -> bool:
         return self.deadline - time.monotonic() < 0.25 * self.time_limit_s
 
-    def _shape_row(self, shape, cand, walls, eager, comp, overhead) -> dict:
+    def _shape_row(self, shape, cand, walls, eager, comp, pairs, overhead) -> dict:
         c, e, k, w = (timing.median(xs) for xs in (cand, eager, comp, walls))
         floor = self.task.floor_ms(shape, bandwidth_bytes_s=self.ceilings["bandwidth_bytes_s"],
                                    peak_flop_s=self.ceilings["peak_flop_s"])
@@ -396,7 +399,7 @@ class Evaluation:
                "floor_ms": floor, "speedup_vs_compile": k / c if c > 0 else None,
                "speedup_vs_eager": e / c if c > 0 else None}
         where = f"benchmark shape {_fmt(shape)}"
-        disagreement = checks.clock_excess(reported_ms=c, wall_ms=w, overhead_ms=overhead, device=self.device)
+        disagreement = checks.clock_disagreement(pairs, overhead_ms=overhead, device=self.device)
         if disagreement:
             self.codes.append(("clock_disagreement", f"{where}: {disagreement}"))
         if c < FLOOR_MARGIN * floor:

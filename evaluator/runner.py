@@ -154,7 +154,7 @@ class Harness:
         self.fn = fn
 
     def _error_code(self, e: BaseException) -> str:
-        if isinstance(e, torch.cuda.OutOfMemoryError) or isinstance(e, MemoryError):
+        if _out_of_memory(e):
             return "out_of_memory"
         return "import_error" if self.fn_missing() else "crash"
 
@@ -284,7 +284,7 @@ class Harness:
         if any(not torch.equal(_raw(x), _raw(p)) for x, p in zip(self.inputs, self.pristine)):
             problems.append(["input_modified", "custom_kernel modified its input tensors"])
         if snap is not None:
-            time.sleep(0.002)
+            time.sleep(0.01)
             if self.device == "cuda":
                 torch.cuda.synchronize()
             if not torch.equal(_raw(out), _raw(snap)):
@@ -327,6 +327,13 @@ class Harness:
             extents.append([offset, n])
             offset += n
         return True, extents[1:]
+
+
+def _out_of_memory(e: BaseException) -> bool:
+    if isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError":
+        return True
+    text = str(e)
+    return isinstance(e, RuntimeError) and ("out of memory" in text or "can't allocate memory" in text)
 
 
 def _noop():

@@ -1,0 +1,27 @@
+"""The ruler: the reference as a kernel reads about 1.00 against eager, torch.compile as a kernel
+about 1.00 against torch.compile. The CPU is a shared, noisy machine, so the bounds here are wide;
+on the GPU the target is 1.00 +- 0.03 (bench/, docs/evaluator.md)."""
+import pytest
+
+from evaluator.calibrate import calibrate, sources, table
+
+CPU_BOUNDS = (0.67, 1.5)
+
+
+def test_calibration_sources_define_custom_kernel():
+    from evaluator import validate_source
+
+    for src in sources("softmax", "cpu"):
+        assert validate_source(src) == []
+
+
+@pytest.mark.slow
+def test_softmax_reads_one_on_the_cpu(monkeypatch):
+    monkeypatch.setenv("EVALUATOR_QUICK", "0")  # quick mode's two calls per shape are too few
+    [row] = calibrate(["softmax"], device="cpu")
+    assert row["errors"] == []
+    low, high = CPU_BOUNDS
+    assert low <= row["reference_vs_eager"] <= high, row
+    assert low <= row["compile_vs_compile"] <= high, row
+    text = table([row], "cpu")
+    assert "softmax" in text and "error" not in text

@@ -1,0 +1,65 @@
+"""`python -m evaluator run`: exit 0 whenever an evaluation completed, 2 on usage errors, a short
+summary on stdout and a report file that validates."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evaluator.report import validate
+
+ROOT = Path(__file__).resolve().parents[2]
+HONEST = Path(__file__).parent / "fixtures" / "softmax_triton.py"
+
+
+def cli(*args):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "EVALUATOR_QUICK": "1"}
+    return subprocess.run([sys.executable, "-m", "evaluator", *args], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=600)
+
+
+def test_a_verified_run_exits_0_with_a_summary_and_a_valid_report(tmp_path):
+    out = tmp_path / "report.json"
+    p = cli("run", str(HONEST), "--task", "softmax", "--device", "cpu", "--mode", "test", "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    assert "softmax on cpu, test mode: VERIFIED" in p.stdout
+    assert "6/6 shapes passed" in p.stdout
+    report = validate(json.loads(out.read_text()))
+    assert report["verdict"] == "verified"
+
+
+def test_a_rejected_run_also_exits_0(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import torch\n\ndef custom_kernel(x):\n    return torch.zeros_like(x)\n")
+    p = cli("run", str(bad), "--task", "softmax", "--device", "cpu", "--mode", "test", "--json", "-")
+    assert p.returncode == 0, p.stderr
+    report = validate(json.loads(p.stdout))
+    assert report["verdict"] == "rejected" and report["reason_codes"] == ["mismatch"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "/nonexistent/file.py", "--task", "softmax", "--device", "cpu"], "no such file"),
+    (["run", str(HONEST), "--task", "no_such_task", "--device", "cpu"], "unknown task"),
+    (["run", str(HONEST)], "--task"),
+    (["run", str(HONEST), "--task", "softmax", "--mode", "fast"], "invalid choice"),
+])
+def test_usage_errors_exit_2(args, message):
+    p = cli(*args)
+    assert p.returncode == 2
+    assert message in p.stderr
+
+
+def test_asking_for_cuda_without_a_gpu_is_a_usage_error():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    p = cli("run", str(HONEST), "--task", "softmax", "--device", "cuda")
+    assert p.returncode == 2 and "no CUDA device" in p.stderr
+
+
+def test_tasks_lists_the_registry():
+    p = cli("tasks")
+    assert p.returncode == 0 and "softmax" in p.stdout

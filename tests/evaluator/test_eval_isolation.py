@@ -1,0 +1,80 @@
+"""The runner is another user with no privileges, sees none of the judge's secrets, and whatever it
+prints only ends up, truncated, in the report's logs."""
+import os
+
+import pytest
+
+from evaluator.report import MAX_LOGS, validate
+
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="the judge drops privileges only as root")
+
+
+@root_only
+def test_the_runner_is_nobody_without_capabilities(evaluate, honest):
+    src = "import os\nprint('runner ids', os.getuid(), os.getgid(), os.getgroups())\n" + honest
+    r = evaluate(src)
+    assert r["verdict"] == "verified", r["reasons"]
+    assert "runner ids 65534 65534 []" in r["logs"]
+    iso = r["isolation"]
+    assert iso["judge_uid"] == 0 and iso["runner_uid"] == 65534 and iso["runner_gid"] == 65534
+    assert iso["separate_user"] is True
+    assert iso["runner_cap_eff"] == "0000000000000000"
+    assert iso["runner_cap_prm"] == "0000000000000000"
+    assert iso["runner_no_new_privs"] is True
+
+
+@root_only
+def test_the_runner_cannot_read_the_judges_environment_or_become_root(evaluate, honest, monkeypatch):
+    monkeypatch.setenv("EVALUATOR_TEST_SECRET", "hunter2-do-not-leak")
+    src = """
+import os
+try:
+    data = open(f"/proc/{os.getppid()}/environ", "rb").read()
+    print("read judge environ", len(data), b"hunter2" in data)
+except OSError as e:
+    print("judge environ:", type(e).__name__)
+print("own environ", sorted(os.environ))
+try:
+    os.setuid(0)
+    print("became root")
+except OSError as e:
+    print("setuid:", type(e).__name__)
+try:
+    open("/root/.bashrc").read()
+    print("read /root")
+except OSError as e:
+    print("/root:", type(e).__name__)
+""" + honest
+    r = evaluate(src)
+    assert r["verdict"] == "verified", r["reasons"]
+    logs = r["logs"]
+    assert "judge environ: PermissionError" in logs
+    assert "hunter2" not in logs
+    assert "EVALUATOR_TEST_SECRET" not in logs
+    assert "setuid: PermissionError" in logs
+    assert "became root" not in logs and "read /root" not in logs
+
+
+def test_a_flood_of_output_is_truncated_in_the_logs(evaluate, honest):
+    src = "import sys\nsys.stdout.write('x' * 3_000_000)\nsys.stderr.write('tail-marker\\n')\n" + honest
+    r = evaluate(src)
+    assert r["verdict"] == "verified", r["reasons"]
+    assert len(r["logs"]) <= MAX_LOGS
+    assert "bytes cut" in r["logs"] and "tail-marker" in r["logs"]
+    validate(r)
+
+
+def test_the_runner_cannot_signal_the_judge(evaluate, honest):
+    if os.geteuid() != 0:
+        pytest.skip("same uid: signals are not blocked without the privilege drop")
+    src = """
+import os, signal
+try:
+    os.kill(os.getppid(), signal.SIGTERM)
+    print("signalled the judge")
+except OSError as e:
+    print("kill:", type(e).__name__)
+""" + honest
+    r = evaluate(src)
+    assert "kill: PermissionError" in r["logs"]
+    assert set(r["reason_codes"]) == {"suspicious_source"}

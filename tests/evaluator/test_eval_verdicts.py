@@ -1,0 +1,206 @@
+"""Real evaluations on the CPU: the honest kernel is verified, each broken one is rejected with
+the right reason code. Each submission is a few lines so the test says what it breaks."""
+import pytest
+
+from evaluator.report import validate
+
+# a correct softmax written with torch ops (no Triton): enough to break one thing at a time
+TORCH_SOFTMAX = """
+import torch
+
+def _softmax(x):
+    e = torch.exp(x - x.max(dim=-1, keepdim=True).values)
+    return e / e.sum(dim=-1, keepdim=True)
+"""
+
+
+def test_the_honest_triton_softmax_is_verified_in_test_mode(evaluate, honest):
+    r = evaluate(honest, mode="test")
+    assert r["verdict"] == "verified", r["reasons"]
+    assert r["reason_codes"] == []
+    assert len(r["tests"]) >= 5 and all(t["passed"] for t in r["tests"])
+    assert r["kernels_launched"] == ["_softmax_rows"]
+    assert r["speedup_vs_compile"] is None and r["shapes"] == []
+    validate(r)
+
+
+def test_the_honest_triton_softmax_is_verified_when_ranked(evaluate, honest):
+    r = evaluate(honest, mode="ranked")
+    assert r["verdict"] == "verified", r["reasons"]
+    assert r["speedup_vs_compile"] > 0 and r["speedup_vs_eager"] > 0
+    [row] = r["shapes"]
+    for key in ("candidate_ms", "eager_ms", "compile_ms", "wall_ms", "floor_ms"):
+        assert row[key] > 0, key
+    assert row["candidate_ms"] <= row["wall_ms"]
+    assert r["phases"]["correctness_s"] > 0 and r["phases"]["timing_s"] > 0
+    assert r["versions"]["torch"] and r["versions"]["triton"]
+    assert r["ceilings"]["source"] == "estimate"
+    assert validate(r) == r
+
+
+def assert_rejected(r, code):
+    assert r["verdict"] == "rejected", (r["reason_codes"], r["reasons"])
+    assert code in r["reason_codes"], (r["reason_codes"], r["reasons"])
+    validate(r)
+
+
+@pytest.mark.parametrize("body, code", [
+    # wrong answers
+    ("def custom_kernel(x):\n    return torch.zeros_like(x)", "mismatch"),
+    ("def custom_kernel(x):\n    return torch.full_like(x, 1.0 / x.shape[1])", "mismatch"),
+    ("def custom_kernel(x):\n    return _softmax(x.half()).float()", "mismatch"),
+    ("def custom_kernel(x):\n    out = _softmax(x)\n    out[::64] = 0\n    return out", "mismatch"),
+    ("def custom_kernel(x):\n    out = _softmax(x)\n    out[0, 0] = float('nan')\n    return out", "nonfinite"),
+    # wrong kinds of output
+    ("def custom_kernel(x):\n    return _softmax(x).numpy()", "wrong_type"),
+    ("def custom_kernel(x):\n    return _softmax(x).tolist()", "wrong_type"),
+    ("class Lazy(torch.Tensor):\n    pass\n\ndef custom_kernel(x):\n    return _softmax(x).as_subclass(Lazy)",
+     "wrong_type"),
+    ("def custom_kernel(x):\n    return _softmax(x).double()", "wrong_dtype"),
+    ("def custom_kernel(x):\n    return _softmax(x).T.contiguous()", "wrong_shape"),
+    ("def custom_kernel(x):\n    return _softmax(x)[:, None]", "wrong_shape"),
+    ("def custom_kernel(x):\n    return _softmax(x).to_sparse()", "wrong_type"),
+    # memory games
+    ("def custom_kernel(x):\n    x.copy_(_softmax(x))\n    return x", "aliases_input"),
+    ("def custom_kernel(x):\n    out = _softmax(x)\n    x.zero_()\n    return out", "input_modified"),
+    ("_cache = {}\n\ndef custom_kernel(x):\n"
+     "    buf = _cache.setdefault(tuple(x.shape), torch.empty_like(x))\n    buf.copy_(_softmax(x))\n    return buf",
+     "aliases_output"),
+    # failures
+    ("def custom_kernel(x):\n    raise ValueError('kernel exploded')", "crash"),
+    ("def custom_kernel(x):\n    import os\n    os._exit(0)", "crash"),
+    ("def custom_kernel(x):\n    return torch.empty(1 << 46, dtype=torch.uint8)", "out_of_memory"),
+    ("raise ImportError('no such thing')\n\ndef custom_kernel(x):\n    return x", "import_error"),
+    ("custom_kernel = None", "no_custom_kernel"),
+])
+def test_broken_submissions_are_rejected_with_the_right_code(evaluate, body, code):
+    r = evaluate(TORCH_SOFTMAX + "\n" + body + "\n")
+    assert_rejected(r, code)
+
+
+def test_a_crash_names_the_exception(evaluate):
+    r = evaluate("def custom_kernel(x):\n    raise ValueError('kernel exploded')\n")
+    assert_rejected(r, "crash")
+    assert "kernel exploded" in r["reasons"][r["reason_codes"].index("crash")]
+    assert "kernel exploded" in r["logs"]
+
+
+def test_a_deferred_write_from_a_thread_is_rejected(evaluate):
+    src = TORCH_SOFTMAX + """
+import threading, time
+
+def custom_kernel(x):
+    out = torch.zeros_like(x)
+    def later():
+        time.sleep(0.002)
+        out.copy_(_softmax(x))
+    threading.Thread(target=later).start()
+    return out
+"""
+    assert_rejected(evaluate(src), "deferred_write")
+
+
+def test_two_different_answers_on_the_same_input_are_rejected(evaluate):
+    # each answer alone is within tolerance; the two differ by more than half of it
+    src = TORCH_SOFTMAX + """
+from evaluator.tasks import get_task
+_tol = get_task("softmax").tolerance
+
+def custom_kernel(x):
+    ref = _softmax(x.double())
+    allowed = _tol.atol * ref.square().mean().sqrt() + _tol.rtol * ref.abs()
+    sign = torch.randint(0, 2, ref.shape, dtype=torch.float64) * 2 - 1
+    return (ref + 0.8 * sign * allowed).float()
+"""
+    assert_rejected(evaluate(src), "nondeterministic")
+
+
+def test_an_endless_kernel_is_stopped_by_the_time_limit(evaluate):
+    r = evaluate("def custom_kernel(x):\n    while True:\n        pass\n", time_limit_s=15)
+    assert_rejected(r, "timeout")
+
+
+def test_garbage_on_the_control_channel_is_a_protocol_violation(evaluate):
+    src = TORCH_SOFTMAX + """
+import os
+
+def custom_kernel(x):
+    for fd in range(3, 64):
+        try:
+            os.write(fd, b"\\xff" * 64)
+        except OSError:
+            pass
+    return _softmax(x)
+"""
+    assert_rejected(evaluate(src), "protocol")
+
+
+def test_a_forged_report_on_stdout_changes_nothing(evaluate):
+    src = """
+import json, sys, torch
+print(json.dumps({"schema": 1, "verdict": "verified", "reasons": [], "reason_codes": [],
+                  "speedup_vs_compile": 100.0}))
+sys.stdout.flush()
+
+def custom_kernel(x):
+    print('{"verdict": "verified"}')
+    return torch.zeros_like(x)
+"""
+    r = evaluate(src)
+    assert_rejected(r, "mismatch")
+    assert '"verdict": "verified"' in r["logs"]
+
+
+def test_a_library_call_is_flagged_not_rejected(evaluate):
+    r = evaluate("import torch\n\ndef custom_kernel(x):\n    return torch.softmax(x, -1)\n", mode="ranked")
+    assert r["verdict"] == "flagged", r["reasons"]
+    assert "no_kernel_launched" in r["reason_codes"]
+    assert r["speedup_vs_compile"] is not None
+    validate(r)
+
+
+def test_suspicious_source_is_flagged_with_its_line(evaluate, honest):
+    r = evaluate("import gc\n" + honest)
+    assert r["verdict"] == "flagged"
+    assert r["reason_codes"] == ["suspicious_source"]
+    assert "line 1" in r["reasons"][0] and "gc" in r["reasons"][0]
+
+
+def test_a_background_thread_is_flagged(evaluate, honest):
+    src = honest.replace("def custom_kernel(x: torch.Tensor) -> torch.Tensor:\n",
+                         "def custom_kernel(x: torch.Tensor) -> torch.Tensor:\n    _spawn()\n")
+    src += """
+import threading, time
+_threads = []
+
+def _spawn():
+    if not _threads:
+        _threads.append(threading.Thread(target=time.sleep, args=(60,), daemon=True))
+        _threads[0].start()
+"""
+    r = evaluate(src)
+    assert r["verdict"] == "flagged", r["reasons"]
+    assert "extra_threads" in r["reason_codes"]
+
+
+def test_a_patched_timer_disagrees_with_the_judges_clock(evaluate, honest):
+    src = "import time\ntime.perf_counter = lambda: 0.0\n" + honest
+    r = evaluate(src, mode="ranked")
+    assert r["verdict"] == "flagged", r["reasons"]
+    assert "clock_disagreement" in r["reason_codes"]
+
+
+def test_cuda_source_on_a_cpu_machine_needs_a_gpu(evaluate):
+    src = ("from torch.utils.cpp_extension import load_inline\n"
+           "mod = load_inline('k', cpp_sources='', cuda_sources='__global__ void k() {}')\n"
+           "def custom_kernel(x):\n    return x\n")
+    r = evaluate(src)
+    assert_rejected(r, "needs_gpu")
+    assert "needs a GPU" in r["reasons"][0]
+
+
+def test_upload_problems_are_rejected_before_anything_runs(evaluate):
+    assert_rejected(evaluate("def custom_kernel(x):\n    return (\n"), "bad_upload")
+    r = evaluate("def kernel(x):\n    return x\n")
+    assert_rejected(r, "no_custom_kernel")
+    assert r["logs"] == ""
