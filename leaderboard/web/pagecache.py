@@ -1,31 +1,39 @@
 """Caching of the public pages: whole responses for visitors without a session, and the parts
 that are the same for every viewer (rendered tables, task details, figures) for everyone else.
 
-A cached value is keyed by a fingerprint of the data that can change what the pages show: the
+A cached value belongs to a fingerprint of the data that can change what the pages show: the
 newest submission, the newest stored result, the newest audit entry (approve, disqualify, re-run,
-ban and unban all write one) and the newest task update. Any of these moving gives a new key, so
-a cached fragment is never older than the fingerprint.
+ban and unban all write one) and the newest task update. When the fingerprint moves, the next
+request rebuilds the value; requests arriving while it is being rebuilt get the previous value
+instead of waiting (or of rebuilding it too: with 100,000 submissions a task page takes about a
+second to build, and 50 clients rebuilding it at once would take the machine down). Only the very
+first build of a value is waited for, by one thread per process.
 
-Each process reads the fingerprint at most every WEB_FINGERPRINT_MAX_AGE_S seconds (default 1):
-the public pages then cost no database query at all under load, and show a change at most that
-long after it happened (docs/site-bench.md has the numbers). Tests set it to 0.
+Each process reads the fingerprint at most every WEB_FINGERPRINT_MAX_AGE_S seconds (default 1),
+so that under load the public pages cost no database query at all. A page therefore shows a
+change at most that long, plus one rebuild, after it happened. Tests set the age to 0.
+
+Values live in this process's memory (no pickling), at most MAX_ENTRIES of them, least recently
+used first out: query strings are chosen by visitors.
 """
 from __future__ import annotations
 
 import functools
-import hashlib
 import threading
 import time
+from collections import OrderedDict
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import connection
 from django.http import HttpResponse
 
 from leaderboard.models import AuditEntry, Submission, Task
 
-TIMEOUT_S = 600
+MAX_ENTRIES = 512
+
 _memo = {"at": float("-inf"), "value": ""}
+_entries: OrderedDict[str, tuple[str, object]] = OrderedDict()
+_build_locks: dict[str, threading.Lock] = {}
 _lock = threading.Lock()
 
 
@@ -54,35 +62,90 @@ def data_fingerprint() -> str:
     return value
 
 
+def _get(key: str):
+    with _lock:
+        entry = _entries.get(key)
+        if entry is not None:
+            _entries.move_to_end(key)
+        return entry
+
+
+def _put(key: str, fingerprint: str, value) -> None:
+    with _lock:
+        _entries[key] = (fingerprint, value)
+        _entries.move_to_end(key)
+        while len(_entries) > MAX_ENTRIES:
+            old, _ = _entries.popitem(last=False)
+            _build_locks.pop(old, None)
+
+
+def _build_lock(key: str) -> threading.Lock:
+    with _lock:
+        return _build_locks.setdefault(key, threading.Lock())
+
+
 def cached(key: str, build, *, fingerprint: str | None = None):
-    """build() once per data fingerprint (per process with the default local-memory cache)."""
+    """build()'s value for the current data fingerprint, built once per process (see above)."""
     fingerprint = fingerprint or data_fingerprint()
-    # device types have spaces and colons: hash to a key every cache backend accepts
-    full_key = "web:" + hashlib.sha256(f"{key}|{fingerprint}".encode()).hexdigest()
-    value = cache.get(full_key)
-    if value is None:
-        value = build()
-        cache.set(full_key, value, TIMEOUT_S)
-    return value
+    entry = _get(key)
+    if entry is not None and entry[0] == fingerprint:
+        return entry[1]
+    lock = _build_lock(key)
+    if entry is not None:
+        if not lock.acquire(blocking=False):
+            return entry[1]  # someone is rebuilding it: the previous value meanwhile
+    else:
+        lock.acquire()  # the first build: wait for whoever does it
+    try:
+        entry = _get(key)
+        if entry is not None and entry[0] == fingerprint:
+            return entry[1]
+        try:
+            value = build()
+        except BaseException:
+            if entry is None:
+                with _lock:
+                    _build_locks.pop(key, None)  # a 404 or an error: keep nothing for this key
+            raise
+        _put(key, fingerprint, value)
+        return value
+    finally:
+        lock.release()
+
+
+def clear() -> None:
+    with _lock:
+        _entries.clear()
+        _build_locks.clear()
+        _memo["at"] = float("-inf")
 
 
 def anonymous_page(view):
     """Whole-page cache for visitors without a session: the public pages are the same for all of
     them, so the response is kept per URL and data fingerprint. A request carrying a session or
-    pending messages always runs the view."""
+    pending messages always runs the view; only 200 responses that set no cookie are kept."""
 
     @functools.wraps(view)
     def wrapper(request, *args, **kwargs):
         if request.method != "GET" or settings.SESSION_COOKIE_NAME in request.COOKIES or "messages" in request.COOKIES:
             return view(request, *args, **kwargs)
-        full_key = "page:" + hashlib.sha256(f"{request.get_full_path()}|{data_fingerprint()}".encode()).hexdigest()
-        hit = cache.get(full_key)
-        if hit is not None:
-            content_type, content = hit
-            return HttpResponse(content, content_type=content_type)
-        response = view(request, *args, **kwargs)
-        if response.status_code == 200 and not response.streaming and not response.cookies:
-            cache.set(full_key, (response["Content-Type"], response.content), TIMEOUT_S)
-        return response
+
+        def render():
+            response = view(request, *args, **kwargs)
+            if response.status_code == 200 and not response.streaming and not response.cookies:
+                return (response["Content-Type"], response.content)
+            raise _NotCacheable(response)
+
+        try:
+            content_type, content = cached("page:" + request.get_full_path(), render)
+        except _NotCacheable as exc:
+            return exc.response
+        return HttpResponse(content, content_type=content_type)
 
     return wrapper
+
+
+class _NotCacheable(Exception):
+    def __init__(self, response):
+        super().__init__("not cacheable")
+        self.response = response

@@ -49,7 +49,10 @@ def site(live_server, transactional_db, require_postgres, settings):
     from evaluator.tasks import get_task
     from leaderboard import services
 
+    from leaderboard.web import pagecache
+
     settings.WEB_FINGERPRINT_MAX_AGE_S = 0
+    pagecache.clear()
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     services.task_sync(spec=get_task("softmax"))
     return live_server

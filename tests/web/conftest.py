@@ -46,3 +46,10 @@ def done(task, owner):
 def _fresh_fingerprint(settings):
     """Pages read the data fingerprint on every request here, so a test sees its own writes."""
     settings.WEB_FINGERPRINT_MAX_AGE_S = 0
+
+
+@pytest.fixture(autouse=True)
+def _empty_page_cache():
+    from leaderboard.web import pagecache
+
+    pagecache.clear()

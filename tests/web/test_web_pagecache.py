@@ -1,0 +1,54 @@
+"""The page cache: one build per fingerprint, the previous value while a rebuild runs."""
+import threading
+import time
+
+from leaderboard.web.pagecache import cached
+
+
+def test_the_first_build_happens_once_for_concurrent_requests():
+    calls = []
+
+    def build():
+        calls.append(1)
+        time.sleep(0.2)
+        return "v1"
+
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(cached("k", build, fingerprint="f1"))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == ["v1"] * 8
+    assert len(calls) == 1
+
+
+def test_a_new_fingerprint_rebuilds_while_others_get_the_previous_value():
+    assert cached("k", lambda: "old", fingerprint="f1") == "old"
+    started, release = threading.Event(), threading.Event()
+
+    def slow_build():
+        started.set()
+        release.wait(5)
+        return "new"
+
+    out = []
+    rebuilder = threading.Thread(target=lambda: out.append(cached("k", slow_build, fingerprint="f2")))
+    rebuilder.start()
+    assert started.wait(5)
+    assert cached("k", lambda: "must not build twice", fingerprint="f2") == "old"
+    release.set()
+    rebuilder.join()
+    assert out == ["new"]
+    assert cached("k", lambda: "must not build again", fingerprint="f2") == "new"
+
+
+def test_a_failed_build_keeps_nothing():
+    def boom():
+        raise RuntimeError("no")
+
+    try:
+        cached("k2", boom, fingerprint="f1")
+    except RuntimeError:
+        pass
+    assert cached("k2", lambda: "ok", fingerprint="f1") == "ok"
