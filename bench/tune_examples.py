@@ -184,13 +184,14 @@ def _stages(tb, ins, cfg):
     out = torch.empty((M, D), device=DEV, dtype=bf)
     c = dict(tb.GPU_CONFIG)
     c.update(cfg)
+    sw = c["swiglu_short_k"] if D <= 2048 and "swiglu" not in cfg else c["swiglu"]
     stages = {
         "rmsnorm1": lambda: tb._rmsnorm(xf, w_norm1, n1, c["rmsnorm"]),
         "qkv": lambda: tb._gemm(n1, w_qkv, qkv, c["qkv"]),
         "attn": lambda: tb._attention(qkv, o, B, T, H, c["attn"]),
         "oproj": lambda: tb._gemm(o, w_o, h, c["oproj"], epi=tb.EPI_RESIDUAL, res=xf),
         "rmsnorm2": lambda: tb._rmsnorm(h, w_norm2, n2, c["rmsnorm"]),
-        "swiglu": lambda: tb._gemm(n2, w_gate, g, c["swiglu"], epi=tb.EPI_SWIGLU, b2=w_up),
+        "swiglu": lambda: tb._gemm(n2, w_gate, g, sw, epi=tb.EPI_SWIGLU, b2=w_up),
         "down": lambda: tb._gemm(g, w_down, out, c["down"], epi=tb.EPI_RESIDUAL, res=h),
     }
     outputs = {"rmsnorm1": n1, "qkv": qkv, "attn": o, "oproj": h, "rmsnorm2": n2, "swiglu": g,

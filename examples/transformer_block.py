@@ -187,17 +187,20 @@ def _desc(t, block):
     return TensorDescriptor(t, list(t.shape), [t.stride(0), 1], block)
 
 
-# Tile configs per stage, measured on one H200 (docs/examples.md). The swiglu BN is per
-# accumulator (gate and up each get BN columns).
+# Tile configs per stage, chosen from per-stage sweeps on one H200 (docs/examples.md). P:
+# persistent grid (one program per SM, or two with CTAS_PER_SM=2 when two small CTAs fit an
+# SM); non-persistent otherwise. The swiglu BN is per accumulator (gate and up each get BN).
+_BIG = dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3, FLATTEN=False)
+_SMALL_2CTA = dict(BM=128, BN=128, BK=64, GROUP_M=8, num_warps=4, num_stages=3, SPLIT=True,
+                   FLATTEN=False, PERSISTENT=True, CTAS_PER_SM=2)
 GPU_CONFIG = {
-    "qkv": dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3, SPLIT=False,
-                FLATTEN=False, PERSISTENT=False),
-    "oproj": dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3, SPLIT=True,
-                  FLATTEN=False, PERSISTENT=False, RES_TMA=True),
+    "qkv": dict(_BIG, SPLIT=False, PERSISTENT=True),
+    "oproj": dict(_SMALL_2CTA, RES_TMA=True),
     "swiglu": dict(BM=128, BN=128, BK=64, GROUP_M=8, num_warps=8, num_stages=4, SPLIT=True,
                    FLATTEN=False, PERSISTENT=False),
-    "down": dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3, SPLIT=True,
-                 FLATTEN=False, PERSISTENT=False, RES_TMA=True),
+    # with D <= 2048 (short K) two 128x64 dual-accumulator CTAs per SM did better
+    "swiglu_short_k": dict(_SMALL_2CTA, BN=64),
+    "down": dict(_BIG, SPLIT=True, PERSISTENT=False, RES_TMA=True),
     "attn": dict(BM=64, BN=64, num_warps=4, num_stages=3),
     "rmsnorm": dict(ELEMS=4096, num_warps=4),
 }
@@ -357,7 +360,8 @@ def transformer_block(x, w_norm1, w_qkv, w_o, w_norm2, w_gate, w_up, w_down, con
     _rmsnorm(h, w_norm2, n2, cfg["rmsnorm"])
     f_pad = (F + 7) // 8 * 8  # 16-byte aligned rows for the descriptors
     g = torch.empty((M, f_pad), device=dev, dtype=bf)[:, :F]
-    _gemm(n2, w_gate, g, cfg["swiglu"], epi=EPI_SWIGLU, b2=w_up)
+    swiglu = cfg["swiglu_short_k"] if D <= 2048 and "swiglu_short_k" in cfg else cfg["swiglu"]
+    _gemm(n2, w_gate, g, swiglu, epi=EPI_SWIGLU, b2=w_up)
     out = torch.empty((M, D), device=dev, dtype=bf)
     _gemm(g, w_down, out, cfg["down"], epi=EPI_RESIDUAL, res=h)
     return out.view(B, T, D)
