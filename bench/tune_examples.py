@@ -470,7 +470,8 @@ def _table(out_dir, sections):
             lines.append(f"  check {_fmt_shape(c['shape']):28s} {'ok ' if c['passed'] else 'BAD'}"
                          f" worst {c['worst']:.3f} (eager {c['eager_worst']:.3f})")
         for row in r.get("rows", []):
-            head = f"  {_fmt_shape(row.get('shape')):24s} {row.get('stage', ''):8s} {row['name']:34s}"
+            shape, stage = _fmt_shape(row.get("shape")), row.get("stage", "")
+            head = f"  {shape:24s} {stage:8s} {row['name']:34s}"
             if "error" in row:
                 lines.append(head + " ERROR " + row["error"][:80])
                 continue
