@@ -8,7 +8,7 @@ import torch
 import triton
 import triton.language as tl
 
-INV_SQRT2 = 0.7071067811865476
+INV_SQRT2 = tl.constexpr(0.7071067811865476)
 
 
 @triton.jit
