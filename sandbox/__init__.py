@@ -76,6 +76,15 @@ def make_box(backend, *, argv_for, source: bytes, device: str, limits: Limits) -
         gpu_plan = gpu.plan(index, runtime_binds=runtime.binds, nvidia_runtime=nvidia)
     path = runtime.path or os.path.dirname(runtime.python)
     env = _box.box_env(device=device, limits=limits, extra_path=path)
+    cache = os.environ.get("SANDBOX_JUDGE_CACHE", "").strip()
+    if cache:
+        # the judge's compile cache (torch.compile baselines, GPU ceilings) kept across runs:
+        # 0700 root, so the runner (uid 65534) can neither read nor plant anything in it
+        os.makedirs(cache, mode=0o700, exist_ok=True)
+        os.chmod(cache, 0o700)
+        runtime = dataclasses.replace(
+            runtime, binds=runtime.binds + (_box.Bind(cache, _box.JUDGE_CACHE, read_only=False),))
+        env["EVALUATOR_JUDGE_CACHE"] = _box.JUDGE_CACHE
     if gpu_plan and gpu_plan.lib_binds:
         env["LD_LIBRARY_PATH"] = gpu.LIBS_INSIDE
     # + slack for creating and removing the box; cleanup leaves it alone until then

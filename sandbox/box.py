@@ -24,6 +24,7 @@ SUBMISSION_FILE = "/submission/submission.py"
 OUT_DIR = "/out"
 REPORT_FILE = "/out/report.json"
 EVALUATOR_ROOT = "/opt/kernelboard"
+JUDGE_CACHE = "/var/cache/kernelboard-judge"  # optional (SANDBOX_JUDGE_CACHE), judge-only
 LABEL = "kernelboard.sandbox"  # on every container and cgroup we create: cleanup finds them by it
 WORK_PREFIX = "kernelboard-sandbox-"
 

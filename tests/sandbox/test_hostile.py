@@ -409,3 +409,27 @@ sys.stdout.flush()
     assert len(result.logs.encode()) <= LIMITS.log_bytes
     assert len(result.report["logs"].encode()) <= 70_000
     assert result.report["reason_codes"] != ["timeout"]
+
+
+def test_the_judge_cache_is_closed_to_the_submission(backend, tmp_path, monkeypatch):
+    cache = tmp_path / "judge-cache"
+    monkeypatch.setenv("SANDBOX_JUDGE_CACHE", str(cache))
+    source = PRELUDE + """
+where = "/var/cache/kernelboard-judge"
+for op in ("list", "write"):
+    try:
+        if op == "list":
+            os.listdir(where)
+        else:
+            with open(where + "/planted", "w") as f:
+                f.write("x")
+        obs("cache_" + op, "ok")
+    except OSError as e:
+        obs("cache_" + op, "denied:" + type(e).__name__)
+""" + HONEST
+    result = evaluate(backend, source)
+    obs = observations(result)
+    assert obs["cache_list"].startswith("denied"), obs
+    assert obs["cache_write"].startswith("denied"), obs
+    assert not (cache / "planted").exists()
+    assert cache.stat().st_mode & 0o777 == 0o700
