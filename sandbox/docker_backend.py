@@ -69,6 +69,8 @@ def create_kwargs(box: Box) -> dict:
         Mount(SUBMISSION_DIR, str(box.submission_dir), type="bind", read_only=True),
         Mount(OUT_DIR, str(box.out_dir), type="bind", read_only=False),
     ]
+    if box.gpu and not box.gpu.docker_request:
+        mounts += [Mount(b.target, b.source, type="bind", read_only=True) for b in box.gpu.lib_binds]
     kwargs = dict(
         image=box.runtime.image,
         command=list(box.argv),
@@ -107,7 +109,6 @@ def create_kwargs(box: Box) -> dict:
                                                        capabilities=[["gpu"]])]
         else:
             kwargs["devices"] = [f"{n}:{n}:rwm" for n in box.gpu.device_nodes]
-            mounts += [Mount(b.target, b.source, type="bind", read_only=True) for b in box.gpu.lib_binds]
     return kwargs
 
 
