@@ -136,3 +136,15 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
 }
+
+# Pipeline clocks (leaderboard/services.py reads them; see docs/site.md)
+EVAL_MAX_ATTEMPTS = envint("EVAL_MAX_ATTEMPTS", 3)
+EVAL_RETRY_BACKOFF_S = envint("EVAL_RETRY_BACKOFF_S", 10)
+EVAL_OVERHEAD_S = envint("EVAL_OVERHEAD_S", 120)
+EVAL_HEARTBEAT_S = envint("EVAL_HEARTBEAT_S", 10)
+EVAL_STALE_AFTER_S = envint("EVAL_STALE_AFTER_S", 90)
+EVAL_LOST_MESSAGE_AFTER_S = envint("EVAL_LOST_MESSAGE_AFTER_S", 120)
+EVAL_REAPER_INTERVAL_S = envint("EVAL_REAPER_INTERVAL_S", 30)
+# The GPU model of this site's workers ("NVIDIA H200"): submissions get device type "cuda:<name>",
+# one leaderboard per device type.
+WORKER_GPU_NAME = envstr("WORKER_GPU_NAME", "")

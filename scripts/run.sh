@@ -53,7 +53,7 @@ $PY manage.py create_admin --if-missing
 
 # --- worker and web server -------------------------------------------------------------------
 queue="$($PY -c 'import django,os;os.environ.setdefault("DJANGO_SETTINGS_MODULE","leaderboard.settings");django.setup();from django.conf import settings;print(settings.EVAL_QUEUE)')"
-.venv/bin/celery -A leaderboard worker -B -Q "$queue" -c 1 --prefetch-multiplier 1 \
+.venv/bin/celery -A leaderboard worker -B -n "worker-$queue@%h" -Q "$queue" -c 1 --prefetch-multiplier 1 \
     --schedule var/celerybeat-schedule -l INFO >var/worker.log 2>&1 &
 pids+=($!)
 echo "worker started on queue $queue (log: var/worker.log)"
