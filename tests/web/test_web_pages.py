@@ -201,7 +201,8 @@ def test_login_page_logs_in(client, owner):
 def test_no_template_loads_anything_from_a_cdn():
     pattern = re.compile(r"""(src|href)\s*=\s*["']?(https?:)?//""", re.I)
     found = []
-    for path in Path(settings.BASE_DIR, "templates").rglob("*.html"):
+    roots = [Path(settings.BASE_DIR, "templates"), Path(settings.BASE_DIR, "leaderboard", "templates")]
+    for path in (p for root in roots for p in root.rglob("*.html")):
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if pattern.search(line) or re.search(r"cdn|unpkg|jsdelivr|cdnjs", line, re.I):
                 found.append(f"{path}:{n}: {line.strip()}")
@@ -222,3 +223,21 @@ def test_pages_show_a_change_within_the_fingerprint_age(client, settings, task, 
     assert "no verified result yet" in client.get(reverse("home")).content.decode()  # within the age
     settings.WEB_FINGERPRINT_MAX_AGE_S = 0
     assert "1.100x" in client.get(reverse("home")).content.decode()
+
+
+def test_a_failed_submission_says_why_and_stops_polling(client, task, owner):
+    sub = Submission.objects.create(user=owner, task=task, source="def custom_kernel(x): pass\n", celery_task_id="t")
+    claimed = services.submission_claim(submission_id=sub.pk, worker="w")
+    services.submission_fail(submission=claimed, error="Sandbox error: <docker> is not running")
+    client.force_login(owner)
+    html = client.get(reverse("submission_detail", args=[sub.pk])).content.decode()
+    assert 'data-status="failed"' in html and "hx-get" not in html
+    assert "Sandbox error: &lt;docker&gt; is not running" in html
+
+
+def test_a_test_mode_result_has_no_timing_table(client, task, owner):
+    sub = make_done(task, owner, mode="test", device_type="cpu")
+    client.force_login(owner)
+    html = client.get(reverse("submission_detail", args=[sub.pk])).content.decode()
+    assert 'id="shapes"' not in html and 'id="tests"' in html
+    assert "Speedup over torch.compile" not in html
