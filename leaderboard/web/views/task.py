@@ -5,7 +5,7 @@ from django.template.loader import render_to_string
 from leaderboard import selectors
 from leaderboard.models import Task
 from leaderboard.web import charts
-from leaderboard.web.pagecache import anonymous_page, cached, data_fingerprint
+from leaderboard.web.pagecache import anonymous_page, cached
 from leaderboard.web.present import device_label, highlight_python, json_script_raw, shape_label
 
 # the table shows this many entries; the charts the top charts.TOP_N
@@ -88,27 +88,13 @@ def _page(name: str, device_param: str | None) -> dict:
 @anonymous_page
 def task_detail(request, name):
     device_param = request.GET.get("device") or None
-    fingerprint = data_fingerprint()
-    key = f"task:{name}:{device_param}"
-    parts = {}
-
-    def part(which: str):
-        # one cache entry per part, so a visitor unpickles only what their page shows
-        if which not in parts:
-            parts.update(_page(name, device_param))
-        return parts[which]
-
-    found = cached(key + ":found", lambda: part("found"), fingerprint=fingerprint)
-    if not found:
+    page = cached(f"task:{name}:{device_param}", lambda: _page(name, device_param))
+    if not page["found"]:
         raise Http404("No such task or device type")
-    head = cached(key + ":head", lambda: {k: part(k) for k in ("title", "name", "has_figures")}, fingerprint=fingerprint)
     user = request.user
-    staff = user.is_authenticated and user.is_staff
-    body = cached(key + (":html_staff" if staff else ":html"), lambda: part("html_staff" if staff else "html"),
-                  fingerprint=fingerprint)
     mine = None
-    if user.is_authenticated:
-        entry = cached(key + ":mine", lambda: part("mine"), fingerprint=fingerprint).get(user.pk)
-        if entry:
-            mine = {"rank": entry[0], "submission_id": entry[1]}
-    return render(request, "web/task_detail.html", {"page": head, "body": body, "mine": mine})
+    if user.is_authenticated and user.pk in page["mine"]:
+        rank, submission_id = page["mine"][user.pk]
+        mine = {"rank": rank, "submission_id": submission_id}
+    body = page["html_staff"] if user.is_authenticated and user.is_staff else page["html"]
+    return render(request, "web/task_detail.html", {"page": page, "body": body, "mine": mine})
