@@ -124,7 +124,9 @@ def signed_matrix(g: torch.Generator, rows: int, cols: int, device: str, dist: i
         x = -torch.log(u) * sign / 2 ** 0.5
     else:  # student t, 4 degrees of freedom: heavy tails everywhere
         z = torch.randn(rows, cols, **kw)
-        chi = torch.randn(4, rows, cols, **kw).square().sum(0) / 4
+        # chi-square with 4 degrees of freedom, over 4: minus the mean log of two uniforms
+        u = torch.rand(2, rows, cols, **kw).clamp_min(1e-12)
+        chi = -(u[0].log() + u[1].log()) / 2
         x = (z / chi.sqrt().clamp_min(0.05)) / 2 ** 0.5
     return x
 
