@@ -327,6 +327,52 @@ def cold_ms(url: str) -> float:
     return (time.perf_counter() - t0) * 1e3
 
 
+class Churn:
+    """New results while a page is measured: a done, verified, ranked softmax submission on the
+    H200 leaderboard every 1/rate seconds (what workers finishing evaluations look like to the
+    pages). Removed afterwards."""
+
+    def __init__(self, rate: float):
+        self.rate, self.stop, self.ids = rate, threading.Event(), []
+
+    def _run(self):
+        from django.contrib.auth import get_user_model
+        from django.db import connection
+
+        from leaderboard.models import Submission, Task
+
+        task = Task.objects.get(name="softmax")
+        users = list(get_user_model().objects.filter(username__startswith="bench")[:200])
+        rng = random.Random(99)
+        try:
+            while not self.stop.wait(1.0 / self.rate):
+                now = datetime.now(dt_timezone.utc)
+                speedup = rng.lognormvariate(-0.1, 0.25)
+                sub = Submission.objects.create(
+                    user=rng.choice(users), task=task, mode="ranked", device_type="cuda:NVIDIA H200",
+                    source=KERNEL, filename="churn.py", status="done", verdict="verified",
+                    speedup_vs_compile=speedup, speedup_vs_eager=speedup * 1.7, pct_of_floor=60.0,
+                    gpu_name="NVIDIA H200", celery_task_id=uuid.uuid4().hex, attempts=1,
+                    started_at=now, finished_at=now, results_stored=1,
+                )
+                self.ids.append(sub.pk)
+        finally:
+            connection.close()
+
+    def __enter__(self):
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        from leaderboard.models import Submission
+
+        self.stop.set()
+        self.thread.join(30)
+        Submission.objects.filter(pk__in=self.ids).delete()
+        return False
+
+
 # ---- upload burst --------------------------------------------------------------------------------
 
 
@@ -407,7 +453,7 @@ def markdown(args, seeded: dict, pages: list[dict], burst: dict | None) -> str:
     ]
     for p in pages:
         lines.append(
-            f"| `{p['path']}` | {p['requests']:,} | {p['rps']:.0f} | {p['p50_ms']:.1f} | {p['p95_ms']:.1f} | "
+            f"| {p.get('label') or '`' + p['path'] + '`'} | {p['requests']:,} | {p['rps']:.0f} | {p['p50_ms']:.1f} | {p['p95_ms']:.1f} | "
             f"{p['p99_ms']:.1f} | {p['max_ms']:.1f} | {p['non2xx'] + p['socket_errors']} | {p['cold_ms']:.0f} | "
             f"{p['loadavg_1m']:.1f} | "
             f"{'yes' if p['p95_ms'] < 100 and not p['non2xx'] + p['socket_errors'] else 'NO'} |"
@@ -436,6 +482,8 @@ def main(argv=None) -> int:
     ap.add_argument("--duration", type=int, default=20, help="seconds per page (at most 120)")
     ap.add_argument("--warmup", type=int, default=30, help="at most this many unmeasured seconds per page")
     ap.add_argument("--burst", type=int, default=1000)
+    ap.add_argument("--churn", type=float, default=1.0,
+                    help="new results per second during an extra run of the task page (0: skip it)")
     ap.add_argument("--port", type=int, default=8765)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=8)
@@ -477,6 +525,15 @@ def main(argv=None) -> int:
             result = measure(server.url + path, args.clients, args.duration)
             result["loadavg_1m"] = load_before
             result.update(path=path, cold_ms=cold)
+            print(json.dumps(result), file=sys.stderr)
+            pages.append(result)
+        if args.churn:
+            path = "/tasks/softmax/"
+            load_before = os.getloadavg()[0]
+            with Churn(args.churn) as churn:
+                result = measure(server.url + path, args.clients, args.duration)
+            result.update(path=path, cold_ms=colds[path], loadavg_1m=load_before,
+                          label=f"`{path}` while {len(churn.ids)} new results arrive ({args.churn:g}/s)")
             print(json.dumps(result), file=sys.stderr)
             pages.append(result)
         if args.burst:

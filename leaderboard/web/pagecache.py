@@ -10,8 +10,10 @@ second to build, and 50 clients rebuilding it at once would take the machine dow
 first build of a value is waited for, by one thread per process.
 
 Each process reads the fingerprint at most every WEB_FINGERPRINT_MAX_AGE_S seconds (default 1),
-so that under load the public pages cost no database query at all. A page therefore shows a
-change at most that long, plus one rebuild, after it happened. Tests set the age to 0.
+so that under load the public pages cost no database query at all, and rebuilds a value at most
+every WEB_REBUILD_MIN_INTERVAL_S seconds (default 5), so that results arriving every second do
+not keep the CPU busy rebuilding pages. A page therefore shows a change at most about six
+seconds, plus one rebuild, after it happened. Tests set both to 0.
 
 Values live in this process's memory (no pickling), at most MAX_ENTRIES of them, least recently
 used first out: query strings are chosen by visitors.
@@ -32,7 +34,7 @@ from leaderboard.models import AuditEntry, Submission, Task
 MAX_ENTRIES = 512
 
 _memo = {"at": float("-inf"), "value": ""}
-_entries: OrderedDict[str, tuple[str, object]] = OrderedDict()
+_entries: OrderedDict[str, tuple[str, object, float]] = OrderedDict()  # key -> (fingerprint, value, built at)
 _build_locks: dict[str, threading.Lock] = {}
 _lock = threading.Lock()
 
@@ -72,7 +74,7 @@ def _get(key: str):
 
 def _put(key: str, fingerprint: str, value) -> None:
     with _lock:
-        _entries[key] = (fingerprint, value)
+        _entries[key] = (fingerprint, value, time.monotonic())
         _entries.move_to_end(key)
         while len(_entries) > MAX_ENTRIES:
             old, _ = _entries.popitem(last=False)
@@ -90,6 +92,8 @@ def cached(key: str, build, *, fingerprint: str | None = None):
     entry = _get(key)
     if entry is not None and entry[0] == fingerprint:
         return entry[1]
+    if entry is not None and time.monotonic() - entry[2] < getattr(settings, "WEB_REBUILD_MIN_INTERVAL_S", 5.0):
+        return entry[1]  # rebuilt a moment ago: this change shows at the next rebuild
     lock = _build_lock(key)
     if entry is not None:
         if not lock.acquire(blocking=False):

@@ -44,8 +44,10 @@ def done(task, owner):
 
 @pytest.fixture(autouse=True)
 def _fresh_fingerprint(settings):
-    """Pages read the data fingerprint on every request here, so a test sees its own writes."""
+    """Pages read the data fingerprint on every request and rebuild at once here, so a test sees
+    its own writes."""
     settings.WEB_FINGERPRINT_MAX_AGE_S = 0
+    settings.WEB_REBUILD_MIN_INTERVAL_S = 0
 
 
 @pytest.fixture(autouse=True)

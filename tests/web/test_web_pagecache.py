@@ -52,3 +52,11 @@ def test_a_failed_build_keeps_nothing():
     except RuntimeError:
         pass
     assert cached("k2", lambda: "ok", fingerprint="f1") == "ok"
+
+
+def test_a_value_is_rebuilt_at_most_every_min_interval(settings):
+    settings.WEB_REBUILD_MIN_INTERVAL_S = 3600
+    assert cached("k3", lambda: "first", fingerprint="f1") == "first"
+    assert cached("k3", lambda: "second", fingerprint="f2") == "first"
+    settings.WEB_REBUILD_MIN_INTERVAL_S = 0
+    assert cached("k3", lambda: "second", fingerprint="f2") == "second"
