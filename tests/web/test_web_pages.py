@@ -124,7 +124,7 @@ def test_submission_page_shows_the_whole_result(client, task, owner, staff):
     assert 'class="highlight"' in html and "custom_kernel" in html
     assert "faster than 1.5x torch.compile" in html and "too_fast_vs_compile" in html
     shapes = re.search(r'<table id="shapes">.*?</table>', html, re.S).group(0)
-    for value in ("M=8192, N=8192", "0.1500", "0.2700", "0.2850", "1.900x"):
+    for value in ("M=8192, N=8192", "0.1500", "0.2700", "0.2850", "0.1257", "83.8 %", "1.900x"):
         assert value in shapes
     assert "NVIDIA H200" in html and "2.11.0" in html and "3.6.0" in html
     audit = re.search(r'<table id="audit">.*?</table>', html, re.S).group(0)

@@ -3,7 +3,6 @@ from django.http import Http404
 from django.shortcuts import render
 
 from leaderboard import selectors
-
 from leaderboard.models import Submission
 from leaderboard.web.present import device_label, highlight_python, shape_label
 
@@ -21,18 +20,8 @@ def _submission_for(request, pk: int) -> Submission:
 
 def _result_context(submission: Submission) -> dict:
     report = submission.report or {}
-    shapes = [
-        {
-            "shape": shape_label(row.get("shape") or {}),
-            "candidate_ms": row.get("candidate_ms"),
-            "eager_ms": row.get("eager_ms"),
-            "compile_ms": row.get("compile_ms"),
-            "floor_ms": row.get("floor_ms"),
-            "speedup_vs_compile": row.get("speedup_vs_compile"),
-            "speedup_vs_eager": row.get("speedup_vs_eager"),
-        }
-        for row in report.get("shapes") or []
-    ]
+    # the report's rows with the published floor of the device type and % of it
+    shapes = [{**row, "shape": shape_label(row.get("shape") or {})} for row in selectors.shape_rows(submission=submission)]
     tests = [
         {"shape": shape_label(t.get("shape") or {}), "passed": t.get("passed"),
          "max_abs_err": t.get("max_abs_err"), "message": t.get("message") or ""}
