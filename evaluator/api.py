@@ -20,7 +20,10 @@ def evaluate_file(path, *, task: str, device: str = "cpu", mode: str = "ranked",
 def evaluate_source(source: bytes | str, *, task: str, device: str = "cpu", mode: str = "ranked",
                     time_limit_s: float = 300) -> dict:
     from .judge import evaluate
+    from .tasks import TASKS
 
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; known: {', '.join(sorted(TASKS))}")
     if isinstance(source, str):
         source = source.encode("utf-8")
     if mode not in ("test", "ranked"):

@@ -95,12 +95,13 @@ def check_meta(msg: dict, *, dtype: torch.dtype, shape: tuple, device: str, wher
         raise Failure(("wrong_shape", f"{where}: the output shape is {str(got_shape)[:80]}, expected {list(shape)}"))
 
 
-def from_bytes(data, dtype: torch.dtype, shape: tuple, device: str) -> torch.Tensor:
-    """A judge-owned tensor rebuilt from raw bytes."""
-    if len(data) == 0:
+def from_bytes(raw: torch.Tensor, dtype: torch.dtype, shape: tuple, device: str) -> torch.Tensor:
+    """A judge-owned tensor rebuilt from raw bytes (`raw`: uint8 on the CPU, reused by the caller,
+    hence always copied)."""
+    if raw.numel() == 0:
         return torch.empty(shape, dtype=dtype, device=device)
-    raw = torch.frombuffer(data, dtype=torch.uint8)
-    return raw.view(dtype).reshape(shape).to(device)
+    t = raw.view(dtype).reshape(shape)
+    return t.to(device) if device != "cpu" else t.clone()
 
 
 def same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -78,18 +78,18 @@ class Workdir:
             self.buffer_size = size
         return self.buffer_size
 
-    def read_buffer(self, nbytes: int) -> bytearray:
-        """A private snapshot of the first nbytes of the output buffer (through the judge's own fd,
-        so renaming or replacing the file from the runner's side changes nothing)."""
-        data = bytearray(nbytes)
-        view = memoryview(data)
+    def read_buffer(self, into) -> int:
+        """Copy the start of the output buffer into `into` (a writable buffer: the judge's private
+        snapshot), through the judge's own fd, so renaming or replacing the file from the runner's
+        side changes nothing. Returns the number of bytes read."""
+        view = memoryview(into).cast("B")
         done = 0
-        while done < nbytes:
+        while done < len(view):
             n = os.preadv(self.buffer_fd, [view[done:]], done)
             if n <= 0:
                 break
             done += n
-        return data
+        return done
 
     def remove(self) -> None:
         try:
@@ -101,7 +101,9 @@ class Workdir:
 
 def runner_env(work: Workdir, device: str) -> dict:
     env = {k: os.environ[k] for k in ENV_PASSTHROUGH if k in os.environ}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    # the interpreter's own bin first: ninja and friends for load_inline live next to it
+    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable),
+                                   env.get("PATH", "/usr/local/bin:/usr/bin:/bin")])
     scratch = str(work.scratch)
     env.update(
         HOME=scratch,
@@ -129,7 +131,8 @@ class Runner:
         to_runner_r, self.to_runner = os.pipe()
         self.from_runner, from_runner_w = os.pipe()
         self.work = work
-        args = [sys.executable, "-m", "evaluator.runner", "--task", task, "--device", device,
+        # -P: no unsafe sys.path entry (the cwd is the runner's scratch); -s: no user site
+        args = [sys.executable, "-P", "-s", "-m", "evaluator.runner", "--task", task, "--device", device,
                 "--in-fd", str(to_runner_r), "--out-fd", str(from_runner_w),
                 "--source", str(work.submission), "--buffer", str(work.buffer_path)]
         if is_root():

@@ -182,7 +182,12 @@ class Evaluation:
         if self.mode == "ranked":
             self._compile_baselines()
         t = time.monotonic()
-        hello = self._expect("hello", self.deadline)
+        try:
+            hello = self._expect("hello", self.deadline)
+        except Failure as f:
+            # nothing of the submission has run yet: this is the evaluator's failure, not a verdict
+            raise RuntimeError(f"the runner failed to start ({f}); its stderr:\n"
+                               + isolation.logs(self.work)[-4000:]) from None
         notes = hello.get("notes") if isinstance(hello.get("notes"), list) else []
         self.threads_base = self.runner.thread_count()
         self._send({"op": "load"})
@@ -280,16 +285,28 @@ class Evaluation:
         checks.check_meta(result, dtype=dtype, shape=tuple(gold.shape), device=device, where=where)
         if result.get("stored") is not True:
             raise checks.protocol("the runner did not store the output")
-        data = self.work.read_buffer(out_bytes + sum(in_bytes))
-        out = checks.from_bytes(memoryview(data)[:out_bytes], dtype, tuple(gold.shape), device)
+        data = self._snapshot(out_bytes + sum(in_bytes))
+        out = checks.from_bytes(data[:out_bytes], dtype, tuple(gold.shape), device)
         err = checks.compare(out, gold, task.tolerance, where)
         offset = out_bytes
         for x, n in zip(inputs, in_bytes):
-            back = checks.from_bytes(memoryview(data)[offset:offset + n], x.dtype, tuple(x.shape), device)
+            back = checks.from_bytes(data[offset:offset + n], x.dtype, tuple(x.shape), device)
             if not checks.same_bytes(back, x):
                 raise Failure(("input_modified", f"{where}: custom_kernel modified its input tensors"))
             offset += n
         return out, ms, wall, err
+
+    def _snapshot(self, nbytes: int):
+        """The first nbytes of the shared buffer, copied into the judge's own staging memory
+        (page-locked on the GPU, so that the copy to the device is one fast DMA)."""
+        staging = getattr(self, "_staging", None)
+        if staging is None or staging.numel() < nbytes:
+            staging = torch.empty(max(nbytes, 1 << 20), dtype=torch.uint8, pin_memory=self.device == "cuda")
+            self._staging = staging
+        view = staging[:nbytes]
+        if nbytes and self.work.read_buffer(view.numpy()) != nbytes:
+            raise checks.protocol("the output buffer is shorter than the output")
+        return view
 
     # ---- phases ------------------------------------------------------------------------------
     def _correctness(self):
