@@ -14,7 +14,7 @@ def _block(x, w_norm1, w_qkv, w_o, w_norm2, w_gate, w_up, w_down):
     b, t, d = x.shape
     heads = d // HEAD_DIM
     n1 = F.rms_norm(x, (d,), w_norm1, EPS)
-    q, k, v = (n1 @ w_qkv).view(b, t, 3, heads, HEAD_DIM).permute(2, 0, 3, 1, 4)
+    q, k, v = (n1 @ w_qkv).view(b, t, 3, heads, HEAD_DIM).permute(2, 0, 3, 1, 4).unbind(0)
     attn = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     h = x + attn.transpose(1, 2).reshape(b, t, d) @ w_o
     n2 = F.rms_norm(h, (d,), w_norm2, EPS)
