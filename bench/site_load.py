@@ -255,6 +255,59 @@ class Server:
         return False
 
 
+class CpuShare:
+    """Where the machine's CPU went during a measurement, in cores: the gunicorn processes, the
+    load client (wrk, a child of this process) and everything else (PostgreSQL, this script, and
+    whatever other programs run on the machine: the bench shares it)."""
+
+    def __init__(self, server: "Server"):
+        self.server = server
+        self.tick = os.sysconf("SC_CLK_TCK")
+
+    @staticmethod
+    def _busy() -> int:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v) - v[3] - v[4]  # all but idle and iowait
+
+    def _server(self) -> int:
+        total = 0
+        pids = [self.server.proc.pid]
+        try:
+            with open(f"/proc/{self.server.proc.pid}/task/{self.server.proc.pid}/children") as f:
+                pids += [int(p) for p in f.read().split()]
+        except OSError:
+            pass
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])  # utime, stime
+            except OSError:
+                pass
+        return total
+
+    @staticmethod
+    def _children_s() -> float:
+        import resource
+
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    def __enter__(self):
+        self.t0, self.busy0, self.server0, self.child0 = time.monotonic(), self._busy(), self._server(), self._children_s()
+        return self
+
+    def __exit__(self, *exc):
+        wall = time.monotonic() - self.t0
+        busy = (self._busy() - self.busy0) / self.tick
+        server = (self._server() - self.server0) / self.tick
+        wrk = self._children_s() - self.child0
+        self.shares = {"server_cores": server / wall, "wrk_cores": wrk / wall,
+                       "other_cores": max(0.0, busy - server - wrk) / wall}
+        return False
+
+
 # ---- page load ---------------------------------------------------------------------------------
 
 
@@ -448,14 +501,14 @@ def markdown(args, seeded: dict, pages: list[dict], burst: dict | None) -> str:
         f"{args.threads} threads (gthread), DEBUG off; {args.clients} concurrent keep-alive clients, "
         f"no think time, {args.duration} s per page, client: {pages[0]['client'] if pages else '-'}.",
         "",
-        "| page | requests | req/s | p50 ms | p95 ms | p99 ms | max ms | errors | first (uncached) ms | load avg before | p95 < 100 ms |",
+        "| page | requests | req/s | p50 ms | p95 ms | p99 ms | max ms | errors | first (uncached) ms | CPU: server / wrk / other (cores) | p95 < 100 ms |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for p in pages:
         lines.append(
             f"| {p.get('label') or '`' + p['path'] + '`'} | {p['requests']:,} | {p['rps']:.0f} | {p['p50_ms']:.1f} | {p['p95_ms']:.1f} | "
             f"{p['p99_ms']:.1f} | {p['max_ms']:.1f} | {p['non2xx'] + p['socket_errors']} | {p['cold_ms']:.0f} | "
-            f"{p['loadavg_1m']:.1f} | "
+            f"{p['server_cores']:.2f} / {p['wrk_cores']:.2f} / {p['other_cores']:.2f} | "
             f"{'yes' if p['p95_ms'] < 100 and not p['non2xx'] + p['socket_errors'] else 'NO'} |"
         )
     if burst:
@@ -520,19 +573,16 @@ def main(argv=None) -> int:
                 if measure(server.url + path, args.clients, 2)["max_ms"] < 250:
                     break
         for path in paths:
-            cold = colds[path]
-            load_before = os.getloadavg()[0]
-            result = measure(server.url + path, args.clients, args.duration)
-            result["loadavg_1m"] = load_before
-            result.update(path=path, cold_ms=cold)
+            with CpuShare(server) as cpu:
+                result = measure(server.url + path, args.clients, args.duration)
+            result.update(path=path, cold_ms=colds[path], **cpu.shares)
             print(json.dumps(result), file=sys.stderr)
             pages.append(result)
         if args.churn:
             path = "/tasks/softmax/"
-            load_before = os.getloadavg()[0]
-            with Churn(args.churn) as churn:
+            with CpuShare(server) as cpu, Churn(args.churn) as churn:
                 result = measure(server.url + path, args.clients, args.duration)
-            result.update(path=path, cold_ms=colds[path], loadavg_1m=load_before,
+            result.update(path=path, cold_ms=colds[path], **cpu.shares,
                           label=f"`{path}` while {len(churn.ids)} new results arrive ({args.churn:g}/s)")
             print(json.dumps(result), file=sys.stderr)
             pages.append(result)
