@@ -8,6 +8,7 @@ files (environ, mem) are still closed to the runner.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import shutil
@@ -44,9 +45,10 @@ class Workdir:
 
         work/               0711: the runner can traverse but not list or create here
         work/submission.py  0644: the upload, read-only to the runner
-        work/out.bin        0600, owned by the runner: output bytes (the judge keeps its own fd)
+        work/r/             0711 (0733 only while the runner's files are made)
+        work/r/out.bin      owned by the runner: output bytes (the judge keeps its own fd)
+        work/r/scratch/     0700, owned by the runner: its HOME, TMPDIR and compile caches
         work/stdout.log, stderr.log: the runner's output, through inherited fds
-        work/scratch/       0700, owned by the runner: its HOME, TMPDIR and compile caches
     """
 
     def __init__(self, source: bytes, root: str | None = None):
@@ -57,18 +59,33 @@ class Workdir:
         self.submission = self.path / "submission.py"
         self.submission.write_bytes(source)
         os.chmod(self.submission, 0o644)
-        self.scratch = self.path / "scratch"
-        self.scratch.mkdir(mode=0o700)
-        for sub in ("tmp", "triton", "inductor", "cache"):
-            (self.scratch / sub).mkdir(mode=0o700)
-        self.buffer_path = self.path / "out.bin"
-        self.buffer_fd = os.open(self.buffer_path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        # Inside the sandbox the judge holds no CAP_CHOWN (nor DAC override): the runner's own
+        # files are made by a child that has already become the runner's user, in a directory
+        # that is writable (not listable) only while that child runs.
+        home = self.path / "r"
+        home.mkdir()
+        self.scratch = home / "scratch"
+        self.buffer_path = home / "out.bin"
+        if is_root():
+            os.chmod(home, 0o733)
+            _as_user(self.uid, self.gid, lambda: self._make_runner_files(0o666))
+            os.chmod(home, 0o711)
+        else:
+            self._make_runner_files(0o600)
+        self.buffer_fd = os.open(self.buffer_path, os.O_RDWR)
         self.buffer_size = 0
         self.stdout_path = self.path / "stdout.log"
         self.stderr_path = self.path / "stderr.log"
-        if is_root():
-            for p in [self.scratch, *self.scratch.iterdir(), self.buffer_path]:
-                os.chown(p, self.uid, self.gid)
+
+    def _make_runner_files(self, buffer_mode: int) -> None:
+        self.scratch.mkdir(mode=0o700)
+        for sub in ("tmp", "triton", "inductor", "cache"):
+            (self.scratch / sub).mkdir(mode=0o700)
+        # 0666 only so that the judge, without DAC override, can open it once right now; it
+        # lies in a directory nobody but the judge can list, and the judge keeps its own fd
+        fd = os.open(self.buffer_path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        os.fchmod(fd, buffer_mode)
+        os.close(fd)
 
     def ensure_buffer(self, nbytes: int) -> int:
         if nbytes > self.buffer_size:
@@ -97,6 +114,28 @@ class Workdir:
         except OSError:
             pass
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _as_user(uid: int, gid: int, fn) -> None:
+    """Run fn in a forked child that has switched to uid/gid (no Python state survives it)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setgroups([])
+            os.setgid(gid)
+            os.setuid(uid)
+            fn()
+            code = 0
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise OSError(f"could not prepare the runner's directory as uid {uid}")
 
 
 def runner_env(work: Workdir, device: str) -> dict:
@@ -143,7 +182,9 @@ class Runner:
         self.stderr = open(work.stderr_path, "wb")
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
-            args, cwd=work.scratch, env=runner_env(work, device), stdin=subprocess.DEVNULL,
+            # cwd: the judge (no DAC override in the box) may not enter scratch; the runner
+            # moves there itself once it is the runner's user
+            args, cwd=work.scratch.parent, env=runner_env(work, device), stdin=subprocess.DEVNULL,
             stdout=self.stdout, stderr=self.stderr, pass_fds=(to_runner_r, from_runner_w),
             start_new_session=True, close_fds=True)
         os.close(to_runner_r)
@@ -242,11 +283,18 @@ class Runner:
         self.stdout.close()
         self.stderr.close()
 
+    def submission_pid(self) -> int:
+        """The process that imports the submission: the runner itself, or, when it made a PID
+        namespace, its only child (the namespace's init). Called before the submission exists."""
+        children = [p for p in self.tree() if p != self.pid and _ppid(p) == self.pid]
+        return children[0] if len(children) == 1 else self.pid
+
     def status(self) -> dict:
         """uid, gid, groups, capabilities and no_new_privs of the runner, read by the judge."""
         out = {}
+        pid = self.submission_pid()
         try:
-            with open(f"/proc/{self.pid}/status") as f:
+            with open(f"/proc/{pid}/status") as f:
                 for line in f:
                     key, _, value = line.partition(":")
                     out[key] = value.strip()
@@ -259,7 +307,16 @@ class Runner:
             "runner_cap_eff": out.get("CapEff", ""),
             "runner_cap_prm": out.get("CapPrm", ""),
             "runner_no_new_privs": out.get("NoNewPrivs", "") == "1",
+            "runner_pid_namespace": len(out.get("NSpid", "").split()) > 1,
         }
+
+
+def _ppid(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
 
 
 def logs(work: Workdir, limit: int = 64 * 1024) -> str:
@@ -291,7 +348,7 @@ def _head_tail(path: Path, limit: int) -> str:
 
 # ---- runner side: called by the runner before it imports anything but the standard library ----
 
-CLONE_NEWNS = 0x00020000
+CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
 MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
 MNT_DETACH = 2
 PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
@@ -324,6 +381,34 @@ def drop_privileges(uid: int, gid: int, needed: list[str]) -> list[str]:
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         notes.append("could not set no_new_privs")
     return notes
+
+
+def enter_pid_namespace(child_fds=()) -> list[str]:
+    """Fork into a new PID namespace: the child continues as its init, this process waits and
+    leaves the way the child did (same status, same signal). When the init dies the kernel kills
+    everything else in the namespace, so no process of the submission outlives the runner, not even
+    a double-forked one in its own session. Notes on failure, empty on success."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWPID) != 0:
+        return [f"no PID namespace: {os.strerror(ctypes.get_errno())}"]
+    pid = os.fork()
+    if pid == 0:
+        return []
+    for fd in child_fds:  # the channel belongs to the child; EOF must follow its death
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+        except InterruptedError:
+            continue
+        if os.WIFEXITED(status):
+            os._exit(os.WEXITSTATUS(status))
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            signal.signal(sig, signal.SIG_DFL)
+            os.kill(os.getpid(), sig)
+            os._exit(128 + sig)
 
 
 def set_no_new_privs() -> bool:

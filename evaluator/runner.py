@@ -42,11 +42,13 @@ def main(argv=None) -> int:
 
     notes = []
     if args.drop_to is not None and os.geteuid() == 0:
+        notes += isolation.enter_pid_namespace(child_fds=(args.in_fd, args.out_fd))
         needed = [sys.prefix, sys.base_prefix, sys.exec_prefix, isolation.PACKAGE_ROOT,
                   os.path.dirname(args.source), *[d for d in sys.path if d and os.path.isdir(d)]]
-        notes = isolation.drop_privileges(args.drop_to, args.drop_to, needed)
+        notes += isolation.drop_privileges(args.drop_to, args.drop_to, needed)
     elif not isolation.set_no_new_privs():
         notes.append("could not set no_new_privs")
+    os.chdir(os.environ.get("HOME") or os.path.dirname(args.buffer))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
     Harness(args, notes).serve()
@@ -195,11 +197,14 @@ class Harness:
             self.pristine = [x.clone() for x in inputs]
             self.inputs = inputs
             self.call = msg
+            stored = False
+            if msg.get("back"):  # the inputs as built, before the call: the judge compares them
+                stored = self._write([_raw(x) for x in inputs], int(msg.get("size", 0)))
             self.flusher.flush()
         except BaseException as e:  # noqa: BLE001
             self.fail(self._error_code(e), f"preparing inputs failed: {_one_line(e)}",
                       traceback.format_exc())
-        self.send(t="prepared")
+        self.send(t="prepared", stored=stored)
 
     def ping(self):
         from .timing import time_call
@@ -290,12 +295,12 @@ class Harness:
             if not torch.equal(_raw(out), _raw(snap)):
                 problems.append(["deferred_write", "the output changed after custom_kernel returned "
                                                    "(work still running after the call)"])
-        stored, extents = self._store(out, size)
+        stored = self._store(out, size)
         if self.call.get("keep"):
             self.kept.append(out)
         else:
             self.prev = out
-        self.send(t="result", problems=problems, stored=stored, inputs=extents, **meta)
+        self.send(t="result", problems=problems, stored=stored, **meta)
 
     def _aliasing(self, out):
         problems = []
@@ -312,21 +317,21 @@ class Harness:
     def _store(self, out, size):
         """Write the output's bytes (and for `back` calls the inputs' bytes after them) into the
         shared file; the judge reads them through its own descriptor."""
-        raw = _raw(out)
-        parts = [raw] + ([_raw(x) for x in self.inputs] if self.call.get("back") else [])
-        total = sum(p.numel() for p in parts)
-        if total > size:
-            return False, None
+        parts = [_raw(out)] + ([_raw(x) for x in self.inputs] if self.call.get("back") else [])
+        return self._write(parts, size)
+
+    def _write(self, parts, size) -> bool:
+        if sum(p.numel() for p in parts) > size:
+            return False
         if self.buf is None or self.buf_size != size:
             self.buf = torch.from_file(self.args.buffer, shared=True, size=size, dtype=torch.uint8)
             self.buf_size = size
-        offset, extents = 0, []
+        offset = 0
         for part in parts:
             n = part.numel()
             self.buf[offset:offset + n].copy_(part)
-            extents.append([offset, n])
             offset += n
-        return True, extents[1:]
+        return True
 
 
 def _out_of_memory(e: BaseException) -> bool:
