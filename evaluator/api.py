@@ -30,4 +30,7 @@ def evaluate_source(source: bytes | str, *, task: str, device: str = "cpu", mode
         raise ValueError(f"mode must be 'test' or 'ranked', not {mode!r}")
     if device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', not {device!r}")
-    return evaluate(source, task=task, device=device, mode=mode, time_limit_s=time_limit_s)
+    report = evaluate(source, task=task, device=device, mode=mode, time_limit_s=time_limit_s)
+    from . import sanitize
+
+    return sanitize.apply(report, source)

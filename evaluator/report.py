@@ -22,7 +22,7 @@ REJECT_CODES = (
 )
 FLAG_CODES = (
     "below_floor", "clock_disagreement", "too_fast_vs_compile", "suspicious_source",
-    "no_kernel_launched", "extra_threads",
+    "no_kernel_launched", "extra_threads", "sanitizer",
 )
 CODES = REJECT_CODES + FLAG_CODES
 
@@ -62,8 +62,10 @@ def empty(*, task: str, mode: str, device: str) -> dict:
         "speedup_vs_eager": None,
         "shapes": [],
         "tests": [],
-        "phases": {"startup_s": 0.0, "compile_s": 0.0, "correctness_s": 0.0, "timing_s": 0.0},
+        "phases": {"startup_s": 0.0, "compile_s": 0.0, "correctness_s": 0.0, "timing_s": 0.0,
+                   "sanitizer_s": 0.0},
         "kernels_launched": [],
+        "sanitizer": [],
         "logs": "",
         "isolation": {},
         "ceilings": None,
@@ -229,4 +231,17 @@ def validate(obj) -> dict:
     kernels = _list(obj.get("kernels_launched", []), "kernels_launched", MAX_KERNELS)
     out["kernels_launched"] = [_text(k, "kernels_launched[]", 256) for k in kernels]
     out["logs"] = _text(obj.get("logs", ""), "logs", MAX_LOGS)
+    out["sanitizer"] = []
+    for r in _list(obj.get("sanitizer", []), "sanitizer", 4):
+        r = _dict(r, "sanitizer[]", 8)
+        ok = r.get("ok")
+        if ok not in (True, False, None):
+            _fail("sanitizer[].ok", "must be true, false or null")
+        findings = _list(r.get("findings", []), "sanitizer[].findings", 10)
+        out["sanitizer"].append({
+            "tool": _text(r.get("tool", ""), "sanitizer[].tool", 32), "ok": ok,
+            "findings": [_text(f, "sanitizer[].findings[]", 1000) for f in findings],
+            "seconds": _number(r.get("seconds", 0.0), "sanitizer[].seconds", nullable=False, high=1e5),
+            "note": _text(r.get("note", ""), "sanitizer[].note", 1000),
+        })
     return out
