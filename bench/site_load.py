@@ -501,14 +501,15 @@ def markdown(args, seeded: dict, pages: list[dict], burst: dict | None) -> str:
         f"{args.threads} threads (gthread), DEBUG off; {args.clients} concurrent keep-alive clients, "
         f"no think time, {args.duration} s per page, client: {pages[0]['client'] if pages else '-'}.",
         "",
-        "| page | requests | req/s | p50 ms | p95 ms | p99 ms | max ms | errors | first (uncached) ms | CPU: server / wrk / other (cores) | p95 < 100 ms |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| page | requests | req/s | p50 ms | p95 ms | p99 ms | max ms | errors | first (uncached) ms | CPU: server / wrk / other (cores) | server CPU per request (ms) | p95 < 100 ms |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for p in pages:
         lines.append(
             f"| {p.get('label') or '`' + p['path'] + '`'} | {p['requests']:,} | {p['rps']:.0f} | {p['p50_ms']:.1f} | {p['p95_ms']:.1f} | "
             f"{p['p99_ms']:.1f} | {p['max_ms']:.1f} | {p['non2xx'] + p['socket_errors']} | {p['cold_ms']:.0f} | "
             f"{p['server_cores']:.2f} / {p['wrk_cores']:.2f} / {p['other_cores']:.2f} | "
+            f"{p['server_cores'] / p['rps'] * 1e3:.2f} | "
             f"{'yes' if p['p95_ms'] < 100 and not p['non2xx'] + p['socket_errors'] else 'NO'} |"
         )
     if burst:
