@@ -26,6 +26,14 @@ def test_it_shows_staff_any_submission(client, done, staff, name):
     assert r.status_code == 200
 
 
+def test_only_staff_get_the_admin_link(client, done, owner, staff):
+    admin_url = reverse("admin:leaderboard_submission_change", args=[done.pk])
+    client.force_login(owner)
+    assert admin_url not in client.get(reverse("submission_detail", args=[done.pk])).content.decode()
+    client.force_login(staff)
+    assert admin_url in client.get(reverse("submission_detail", args=[done.pk])).content.decode()
+
+
 @pytest.mark.parametrize("name", ["submission_detail", "submission_status"])
 def test_it_sends_anonymous_visitors_to_log_in(client, done, name):
     r = client.get(reverse(name, args=[done.pk]))
