@@ -5,6 +5,7 @@ Exit status: 0 whenever an evaluation completed, whatever its verdict; 2 on usag
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -72,8 +73,27 @@ def _run(args) -> int:
     else:
         print(summary(result))
         if args.json:
-            Path(args.json).write_text(json.dumps(result, indent=1))
+            write_atomic(args.json, json.dumps(result, indent=1))
     return 0
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write through a new file renamed over `path`: a file or symlink planted at `path` (say in
+    /tmp, by the runner's user) is replaced, never written through."""
+    import os
+    import tempfile
+
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".report-")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def summary(r: dict) -> str:
@@ -112,7 +132,7 @@ def _calibrate(args) -> int:
     rows = calibrate(names, device=device, progress=lambda s: print(s, file=sys.stderr, flush=True))
     print(table(rows, device))
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+        write_atomic(args.json, json.dumps(rows, indent=1))
     return 0
 
 

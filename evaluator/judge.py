@@ -9,6 +9,7 @@ import math
 import os
 import platform
 import secrets
+import stat
 import time
 
 from . import channel, checks, isolation, report, scan, upload
@@ -44,8 +45,8 @@ def judge_cache_dir() -> str | None:
         return None
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
-        st = os.stat(path)
-        if st.st_uid != os.getuid() or st.st_mode & 0o077:
+        st = os.lstat(path)  # not a symlink planted by someone else, nor their directory
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
             return None
     except OSError:
         return None
@@ -271,8 +272,21 @@ class Evaluation:
         self._call_limit = FIRST_CALL_LIMIT_S if first else CALL_LIMIT_S
         limit = time.monotonic() + self._call_limit
         self._send({"op": "prepare", "shape": dict(shape), "seed": seed, "snap": check,
-                    "back": check, "keep": keep, "profile": profile})
-        self._expect("prepared", limit)
+                    "back": check, "keep": keep, "profile": profile, "size": size})
+        prepared = self._expect("prepared", limit)
+        if check:
+            # the inputs as the runner built them, before any submission code saw them
+            if prepared.get("stored") is not True:
+                raise checks.protocol("the runner did not store its inputs")
+            data = self._snapshot(sum(in_bytes))
+            offset = 0
+            for x, n in zip(inputs, in_bytes):
+                built = checks.from_bytes(data[offset:offset + n], x.dtype, tuple(x.shape), device)
+                if not checks.same_bytes(built, x):
+                    raise Failure(("input_modified", f"{where}: the runner's inputs differ from the "
+                                                     "judge's before the call: the submission tampered "
+                                                     "with how inputs are made"))
+                offset += n
         t = time.perf_counter()
         self._send({"op": "go", "size": size})
         done = self._expect("done", limit)

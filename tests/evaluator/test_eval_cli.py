@@ -63,3 +63,15 @@ def test_asking_for_cuda_without_a_gpu_is_a_usage_error():
 def test_tasks_lists_the_registry():
     p = cli("tasks")
     assert p.returncode == 0 and "softmax" in p.stdout
+
+
+def test_the_report_replaces_a_planted_symlink_instead_of_writing_through_it(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    out = tmp_path / "report.json"
+    out.symlink_to(victim)
+    p = cli("run", str(HONEST), "--task", "softmax", "--device", "cpu", "--mode", "test", "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    assert victim.read_text() == "precious"
+    assert not out.is_symlink()
+    assert validate(json.loads(out.read_text()))["verdict"] == "verified"

@@ -21,15 +21,47 @@ def test_the_runner_is_nobody_without_capabilities(evaluate, honest):
     assert iso["runner_cap_eff"] == "0000000000000000"
     assert iso["runner_cap_prm"] == "0000000000000000"
     assert iso["runner_no_new_privs"] is True
+    assert iso["runner_pid_namespace"] is True
+
+
+@root_only
+def test_no_process_of_the_submission_outlives_the_evaluation(evaluate, honest):
+    # a double-forked daemon in its own session: not in the runner's process group, re-parented
+    # away from the runner; the PID namespace takes it down with the runner
+    import tempfile
+    from pathlib import Path
+
+    shared = Path(tempfile.mkdtemp())
+    os.chmod(shared, 0o777)
+    marker = shared / "daemon-pid"
+    src = f"MARKER = {str(marker)!r}\n" + """
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        with open(MARKER, "w") as f:
+            f.write(open("/proc/self/stat").read().split()[0])
+        while True:
+            time.sleep(0.1)
+    os._exit(0)
+""" + honest
+    r = evaluate(src)
+    assert r["verdict"] == "flagged", r["reasons"]
+    import time
+    time.sleep(0.5)
+    pid = int(marker.read_text())
+    import shutil
+    shutil.rmtree(shared)
+    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
 
 
 @root_only
 def test_the_runner_cannot_read_the_judges_environment_or_become_root(evaluate, honest, monkeypatch):
     monkeypatch.setenv("EVALUATOR_TEST_SECRET", "hunter2-do-not-leak")
-    src = """
+    src = f"JUDGE = {os.getpid()}\n" + """
 import os
 try:
-    data = open(f"/proc/{os.getppid()}/environ", "rb").read()
+    data = open(f"/proc/{JUDGE}/environ", "rb").read()
     print("read judge environ", len(data), b"hunter2" in data)
 except OSError as e:
     print("judge environ:", type(e).__name__)
@@ -67,14 +99,16 @@ def test_a_flood_of_output_is_truncated_in_the_logs(evaluate, honest):
 def test_the_runner_cannot_signal_the_judge(evaluate, honest):
     if os.geteuid() != 0:
         pytest.skip("same uid: signals are not blocked without the privilege drop")
-    src = """
+    src = f"JUDGE = {os.getpid()}\n" + """
 import os, signal
 try:
-    os.kill(os.getppid(), signal.SIGTERM)
+    os.kill(JUDGE, signal.SIGTERM)
     print("signalled the judge")
 except OSError as e:
     print("kill:", type(e).__name__)
 """ + honest
     r = evaluate(src)
-    assert "kill: PermissionError" in r["logs"]
+    # another user (PermissionError), and in its own PID namespace the judge is not even visible
+    assert "kill: PermissionError" in r["logs"] or "kill: ProcessLookupError" in r["logs"]
+    assert "signalled the judge" not in r["logs"]
     assert set(r["reason_codes"]) == {"suspicious_source"}

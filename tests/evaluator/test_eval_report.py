@@ -75,4 +75,5 @@ def test_the_verdict_follows_from_the_codes():
         "needs_gpu", "protocol", "wrong_type", "wrong_dtype", "wrong_shape", "wrong_device",
         "mismatch", "nonfinite", "aliases_input", "aliases_output", "input_modified",
         "deferred_write", "nondeterministic", "below_floor", "clock_disagreement",
-        "too_fast_vs_compile", "suspicious_source", "no_kernel_launched", "extra_threads", "sandbox"}
+        "too_fast_vs_compile", "suspicious_source", "no_kernel_launched", "extra_threads", "sandbox",
+        "sanitizer"}
