@@ -18,11 +18,15 @@ RUNNER_PROBLEMS = ("wrong_type", "wrong_device", "aliases_input", "aliases_outpu
 RUNNER_ERRORS = ("import_error", "no_custom_kernel", "crash", "out_of_memory")
 
 # wall clock vs the runner's own timer, per call: the judge's go -> done time minus the round trip
-# of an empty call may exceed the runner's reported time by at most this (relative + absolute, ms).
-# Flagged when most calls of a shape disagree: the score is a median, so lying about it means lying
-# on more than half of the calls, while scheduling hiccups hit a few.
+# of an empty call (at most OVERHEAD_CAP: pings are the runner's, it could slow them down) and
+# FP_ALLOWANCE x the judge's own time for the output checksum may exceed the runner's reported time
+# by at most CLOCK_REL x reported + CLOCK_ABS_MS. Flagged when most calls of a shape disagree: the
+# score is a median, so lying about it means lying on more than half of the calls, while
+# scheduling hiccups hit a few.
 CLOCK_REL = {"cuda": 0.15, "cpu": 0.25}
 CLOCK_ABS_MS = {"cuda": 0.05, "cpu": 10.0}
+OVERHEAD_CAP_MS = {"cuda": 0.3, "cpu": 20.0}
+FP_ALLOWANCE = 1.25
 
 # two calls on the same input may differ by at most this fraction of the task tolerance
 # (atomics may reorder additions; anything larger is not the same answer)
@@ -112,6 +116,40 @@ def same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
     return torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
 
 
+# ---- binding the output at `done` ------------------------------------------------------------
+
+FP_PERIOD = 65521  # a prime: the weights repeat with this period over the output's 4-byte words
+
+
+def fingerprint(raw: torch.Tensor, key: int) -> int:
+    """A keyed checksum of raw bytes (1-D uint8). Exact integer arithmetic (int64, wrapping: the
+    order of the sum does not matter), so runner and judge agree bit for bit; the weights come from
+    a key sent only when the call starts, so it cannot be produced without the final bytes."""
+    n = raw.numel()
+    if n == 0:
+        return 0
+    pad = (-n) % 4
+    if pad or raw.storage_offset() % 4:
+        raw = torch.cat([raw, raw.new_zeros(pad)])
+    words = raw.view(torch.int32).to(torch.int64)
+    g = torch.Generator(device=raw.device)
+    g.manual_seed(key & ((1 << 63) - 1))
+    w = torch.randint(-(1 << 31), (1 << 31) - 1, (FP_PERIOD,), generator=g, device=raw.device,
+                      dtype=torch.int64)
+    m = words.numel()
+    full = m - m % FP_PERIOD
+    total = torch.zeros((), dtype=torch.int64, device=raw.device)
+    if full:
+        total = total + (words[:full].view(-1, FP_PERIOD) * w).sum()
+    if m > full:
+        total = total + (words[full:] * w[:m - full]).sum()
+    return int(total)
+
+
+def raw_bytes(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().contiguous().reshape(-1).view(torch.uint8)
+
+
 # ---- comparing with the gold answer ----------------------------------------------------------
 
 def compare(out: torch.Tensor, gold: torch.Tensor, tolerance, where: str) -> float:
@@ -143,11 +181,13 @@ def deterministic(first: torch.Tensor, second: torch.Tensor, tolerance) -> bool:
 # ---- timing plausibility ---------------------------------------------------------------------
 
 def clock_disagreement(calls, *, overhead_ms: float, device: str) -> str | None:
-    """`calls` = [(reported_ms, wall_ms)]. A message when most calls disagree, else None."""
+    """`calls` = [(reported_ms, wall_ms, checksum_ms)]. A message when most calls disagree."""
+    overhead_ms = min(overhead_ms, OVERHEAD_CAP_MS[device])
     bad = []
-    for reported, wall in calls:
+    for reported, wall, checksum in calls:
         tol = CLOCK_REL[device] * reported + CLOCK_ABS_MS[device]
-        if wall - overhead_ms - reported > tol or reported > wall + tol:
+        unexplained = wall - overhead_ms - FP_ALLOWANCE * checksum - reported
+        if unexplained > tol or reported > wall + tol:
             bad.append((reported, wall))
     if not calls or 2 * len(bad) <= len(calls):
         return None

@@ -23,7 +23,7 @@ NOBODY = 65534
 PR_SET_DUMPABLE = 4
 # environment passed through to the runner: paths and device selection, never credentials
 ENV_PASSTHROUGH = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES",
-                   "TORCH_CUDA_ARCH_LIST", "LANG", "LC_ALL", "TZ")
+                   "TORCH_CUDA_ARCH_LIST", "LANG", "LC_ALL", "TZ", "EVALUATOR_PID_NAMESPACE")
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
@@ -350,6 +350,7 @@ def _head_tail(path: Path, limit: int) -> str:
 
 CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
 MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
+MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
 MNT_DETACH = 2
 PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
 
@@ -388,12 +389,20 @@ def enter_pid_namespace(child_fds=()) -> list[str]:
     leaves the way the child did (same status, same signal). When the init dies the kernel kills
     everything else in the namespace, so no process of the submission outlives the runner, not even
     a double-forked one in its own session. Notes on failure, empty on success."""
+    if os.environ.get("EVALUATOR_PID_NAMESPACE", "1") == "0":
+        return ["PID namespace disabled by EVALUATOR_PID_NAMESPACE=0"]
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(CLONE_NEWPID) != 0:
+    # with a mount namespace too, so that the init can mount a /proc of its own namespace: the
+    # CUDA driver reads /proc/self and /proc/<getpid()>, which must agree with getpid()
+    if libc.unshare(CLONE_NEWPID | CLONE_NEWNS) != 0:
         return [f"no PID namespace: {os.strerror(ctypes.get_errno())}"]
     pid = os.fork()
     if pid == 0:
-        return []
+        notes = []
+        if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0 or \
+                libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
+            notes.append(f"no private /proc: {os.strerror(ctypes.get_errno())}")
+        return notes
     for fd in child_fds:  # the channel belongs to the child; EOF must follow its death
         with contextlib.suppress(OSError):
             os.close(fd)

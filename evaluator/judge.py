@@ -80,6 +80,7 @@ class Evaluation:
         self.runner = None
         self.work = None
         self._call_limit = FIRST_CALL_LIMIT_S
+        self._calls = 0
 
     # ---- entry point -----------------------------------------------------------------------
     def run(self) -> dict:
@@ -287,11 +288,16 @@ class Evaluation:
                                                      "judge's before the call: the submission tampered "
                                                      "with how inputs are made"))
                 offset += n
+        self._calls += 1
+        key = self.derive(self.master, "checksum", self._calls)
         t = time.perf_counter()
-        self._send({"op": "go", "size": size})
+        self._send({"op": "go", "size": size, "key": key})
         done = self._expect("done", limit)
         wall = (time.perf_counter() - t) * 1e3
         ms = checks.number(done, "ms")
+        claimed = done.get("fp")
+        if claimed is not None and (isinstance(claimed, bool) or not isinstance(claimed, int)):
+            raise checks.protocol("'fp' must be an integer")
         result = self._expect("result", limit)
         problems = checks.result_problems(result)
         if problems:
@@ -301,6 +307,12 @@ class Evaluation:
             raise checks.protocol("the runner did not store the output")
         data = self._snapshot(out_bytes + sum(in_bytes))
         out = checks.from_bytes(data[:out_bytes], dtype, tuple(gold.shape), device)
+        t = time.perf_counter()
+        actual = checks.fingerprint(checks.raw_bytes(out), key)
+        checksum_ms = (time.perf_counter() - t) * 1e3
+        if claimed != actual:
+            raise Failure(("deferred_write", f"{where}: the output stored after the call is not the "
+                                             "output the call returned (work done after it returned)"))
         err = checks.compare(out, gold, task.tolerance, where)
         offset = out_bytes
         for x, n in zip(inputs, in_bytes):
@@ -308,7 +320,7 @@ class Evaluation:
             if not checks.same_bytes(back, x):
                 raise Failure(("input_modified", f"{where}: custom_kernel modified its input tensors"))
             offset += n
-        return out, ms, wall, err
+        return out, ms, wall, err, checksum_ms
 
     def _snapshot(self, nbytes: int):
         """The first nbytes of the shared buffer, copied into the judge's own staging memory
@@ -330,9 +342,9 @@ class Evaluation:
             where = f"test shape {_fmt(shape)}"
             seed = self.derive(self.master, "test", i)
             try:
-                out, _, _, err = self._call(shape, seed, where, check=True, keep=True, first=True)
+                out, _, _, err, _ = self._call(shape, seed, where, check=True, keep=True, first=True)
                 if shape in self.small_shapes:
-                    again, _, _, _ = self._call(shape, seed, where + " (second call, same input)",
+                    again, _, _, _, _ = self._call(shape, seed, where + " (second call, same input)",
                                                 check=True, keep=True)
                     if not checks.deterministic(out, again, self.task.tolerance):
                         raise Failure(("nondeterministic", f"{where}: two calls on the same input "
@@ -342,10 +354,12 @@ class Evaluation:
                               "message": f.problems[0][1][:1000]})
                 raise
             tests.append({"shape": dict(shape), "passed": True, "max_abs_err": _finite(err), "message": ""})
-        if self.device == "cuda":
-            shape = self.task.test_shapes[0]
-            self._call(shape, self.derive(self.master, "profile"), f"test shape {_fmt(shape)}",
-                       keep=True, profile=True)
+        # one call recording which operators and kernels ran (a middle-sized shape: big enough
+        # that a library call shows, small enough for the CPU interpreter)
+        shape = sorted(self.task.test_shapes, key=shape_size)[len(self.task.test_shapes) // 2]
+        out, _, _, _, _ = self._call(shape, self.derive(self.master, "profile"), f"test shape {_fmt(shape)}",
+                                     keep=True, profile=True)
+        self.profiled = (shape, out.numel())
         self._send({"op": "release"})
         self._expect("released", time.monotonic() + CALL_LIMIT_S)
         self._check_threads("during the correctness calls")
@@ -361,17 +375,17 @@ class Evaluation:
             seed = lambda kind: self.derive(self.master, "bench", j, kind, next(seq))  # noqa: E731
             pairs = []  # (reported, wall) of every call on this shape, for the clock check
             for w in range(warmup):
-                _, ms, wall, _ = self._call(shape, seed("cand"), where, first=(w == 0))
-                pairs.append((ms, wall))
+                _, ms, wall, _, checksum = self._call(shape, seed("cand"), where, first=(w == 0))
+                pairs.append((ms, wall, checksum))
             pings = [self._ping() for _ in range(PINGS)]
             cand, walls, eager, comp = [], [], [], []
             started = time.monotonic()
             for r in range(max_rounds):
                 for _ in range(block):
-                    _, ms, wall, _ = self._call(shape, seed("cand"), where)
+                    _, ms, wall, _, checksum = self._call(shape, seed("cand"), where)
                     cand.append(ms)
                     walls.append(wall)
-                    pairs.append((ms, wall))
+                    pairs.append((ms, wall, checksum))
                 pings.append(self._ping())
                 with self._stopped():
                     eager += self._baseline(self.task.reference, shape, [seed("eager") for _ in range(block)])
@@ -461,12 +475,30 @@ class Evaluation:
         if not names:
             self.codes.append(("no_kernel_launched", "no Triton or CUDA kernel of the submission ran "
                                                      "(library calls only?)"))
+        else:
+            library = self._library_work(stats.get("aten"))
+            if library:
+                self.codes.append(("no_kernel_launched", "the work is done by library calls, not by the "
+                                                         "submission's kernels: " + "; ".join(library[:4])))
         slowdown = self.probe.slowdown() if self.probe else 1.0
         if slowdown > PROBE_SLOWDOWN:
             self.codes.append(("extra_threads", f"the {self.device} was busy while the runner was "
                                                 f"stopped: a fixed probe ran {slowdown:.1f}x slower than "
                                                 "before the run (work left running in the background)"))
         self._send({"op": "exit"})
+
+    def _library_work(self, aten) -> list[str]:
+        from . import opcount
+
+        if not isinstance(aten, dict) or not hasattr(self, "profiled"):
+            return []
+        ops = {}
+        for name, rec in list(aten.items())[:64]:
+            if (isinstance(name, str) and isinstance(rec, list) and len(rec) == 3
+                    and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in rec)):
+                ops[name[:64]] = rec
+        shape, out_numel = self.profiled
+        return opcount.library_work(ops, out_numel=out_numel, task_flops=self.task.flops(shape))
 
     # ---- the report --------------------------------------------------------------------------
     def _finish(self):

@@ -136,6 +136,9 @@ class _Scanner(ast.NodeVisitor):
                 self.add(node, f"uses {dotted} (work on a side stream)")
         if node.attr in DISPATCH_NAMES:
             self.add(node, f"uses {node.attr} (intercepts torch operations)")
+        if node.attr in ("__dict__", "__globals__", "__closure__", "__code__", "__subclasses__",
+                         "f_back", "f_locals", "f_globals", "gi_frame", "tb_frame"):
+            self.add(node, f"uses .{node.attr} (reaches interpreter internals)")
         self.generic_visit(node)
 
     def _dotted(self, node, dotted: str) -> None:
@@ -154,6 +157,12 @@ class _Scanner(ast.NodeVisitor):
                 target = self._resolve(node.args[0])
                 if target:
                     self.add(node, f"{func.id} on {target} (patches a module)")
+            if (func.id in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2
+                    and not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))
+                    and func.id not in self.imported):
+                self.add(node, f"{func.id} with a computed name (hides what it reaches)")
+            if func.id in ("vars", "globals", "locals") and func.id not in self.imported:
+                self.add(node, f"calls {func.id}() (reaches namespaces directly)")
         self.generic_visit(node)
 
     def visit_ClassDef(self, node):

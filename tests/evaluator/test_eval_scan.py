@@ -29,12 +29,22 @@ def test_the_honest_submission_is_clean():
     ("import evaluator.runner", "evaluator"),
     ("x = __import__('gc')", "__import__"),
     ("import torch\nclass Lazy(torch.Tensor):\n    pass", "subclasses torch.Tensor"),
+    ("import sys\nm = getattr(sys, 'mod' + 'ules')", "computed name"),
+    ("h = object()\nsetattr(h, 'a' + 'b', 1)", "computed name"),
+    ("g = globals()", "globals()"),
+    ("def f():\n    pass\nc = f.__code__", ".__code__"),
+    ("import torch\nd = torch.Tensor.__dict__", ".__dict__"),
 ])
 def test_it_flags_suspicious_constructs_with_their_line(source, words):
     findings = scan(source + "\ndef custom_kernel(x):\n    return x\n")
     assert findings, source
     assert any(words in f for f in findings), findings
     assert all(f.startswith("line ") for f in findings)
+
+
+def test_literal_getattr_is_not_suspicious():
+    src = "import triton.language as tl\nfma = getattr(tl, 'fma', None)\nok = hasattr(tl, 'dot')\n"
+    assert scan(src) == []
 
 
 def test_configuration_is_not_patching():

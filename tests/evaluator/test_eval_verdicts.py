@@ -204,3 +204,44 @@ def test_upload_problems_are_rejected_before_anything_runs(evaluate):
     r = evaluate("def kernel(x):\n    return x\n")
     assert_rejected(r, "no_custom_kernel")
     assert r["logs"] == ""
+
+
+def test_a_token_kernel_next_to_a_library_call_is_flagged(evaluate, honest):
+    # one real Triton launch on a scratch tensor, while torch.softmax does the work
+    src = honest + """
+
+_real = custom_kernel
+
+def custom_kernel(x):
+    _real(torch.zeros(1, 1))
+    return torch.softmax(x, -1)
+"""
+    r = evaluate(src)
+    assert r["verdict"] == "flagged", r["reasons"]
+    assert r["reason_codes"] == ["no_kernel_launched"]
+    assert "softmax" in r["reasons"][0] and "library" in r["reasons"][0]
+
+
+def test_work_moved_past_done_is_caught_by_the_checksum(evaluate):
+    # the harness is reached with names built from strings: the scan cannot see it; the output
+    # is filled only after the runner reported `done`
+    src = TORCH_SOFTMAX + """
+import sys
+_h = getattr(sys, "mod" + "ules")["__" + "main__"].Harness
+_original = getattr(_h, "check_and_" + "store")
+_pending = []
+
+def _late(self, out, snap, size):
+    if _pending:
+        x = _pending.pop()
+        out.copy_(_softmax(x))
+    return _original(self, out, snap, size)
+
+setattr(_h, "check_and_" + "store", _late)
+
+def custom_kernel(x):
+    _pending.append(x)
+    return torch.empty_like(x)
+"""
+    r = evaluate(src)
+    assert_rejected(r, "deferred_write")
