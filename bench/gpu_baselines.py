@@ -96,6 +96,7 @@ def main():
                 row[f"{label}_ms"] = med
                 row[f"{label}_first_call_s"] = first_s
             out["shapes"].append(row)
+            Path(args.json).write_text(json.dumps(out, indent=1))  # partial results survive a timeout
             print(f"{name} {shape}: eager {row['eager_ms']:.3f} compile {row['compile_ms']:.3f} "
                   f"max-autotune {row['compile_max_autotune_ms']:.3f} floor {floor:.3f} ms", flush=True)
             del input_sets

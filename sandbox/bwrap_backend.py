@@ -160,7 +160,7 @@ def run(box: Box) -> Outcome:
     try:
         try:
             proc = subprocess.Popen(
-                ["bwrap", *build_args(box, status_fd=status_w)], stdin=subprocess.DEVNULL,
+                [shutil.which("bwrap") or "bwrap", *build_args(box, status_fd=status_w)], stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(status_w,),
                 env={"PATH": "/usr/bin:/bin"}, preexec_fn=in_child, start_new_session=True,
                 close_fds=True)

@@ -1,5 +1,5 @@
 # Planted bug: a correct Triton softmax whose last program also writes one row past the end of
-# the output (an unmasked store). The answer is right, so only compute-sanitizer's memcheck can
+# the output (an unmasked store) when the matrix is small. The answer is right, so only compute-sanitizer's memcheck can
 # catch it.
 import torch
 import triton
@@ -16,8 +16,9 @@ def _softmax(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
     e = tl.exp(x)
     y = e / tl.sum(e, axis=0)
     tl.store(out_ptr + row * n_cols + cols, y, mask=mask)
-    if row == n_rows - 1:
-        # the planted out-of-bounds write: one row beyond the output
+    if (row == n_rows - 1) & (n_rows * n_cols < 65536):
+        # the planted out-of-bounds write, on small shapes only: one row beyond the output. Inside
+        # PyTorch's cached 2 MB blocks it corrupts a neighbour silently instead of faulting
         tl.store(out_ptr + (row + 1) * n_cols + cols, y, mask=mask)
 
 
