@@ -5,19 +5,30 @@ Without an engine / bwrap a test skips on a developer's machine and FAILS under 
 """
 from __future__ import annotations
 
-import os
-
 import pytest
 
 import sandbox
-
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+from sandbox_helpers import IN_CI
 
 
 @pytest.fixture(params=["docker", "bwrap"], scope="module")
 def backend(request):
     """Each backend in turn. Missing: skip here, FAIL under CI=true."""
-    reason = sandbox.BACKENDS[request.param].unavailable_reason()
+    return _ready(request.param)
+
+
+def _ready(name: str) -> str:
+    reason = sandbox.BACKENDS[name].unavailable_reason()
     if reason:
-        (pytest.fail if IN_CI else pytest.skip)(f"{request.param} backend: {reason}")
-    return request.param
+        (pytest.fail if IN_CI else pytest.skip)(f"{name} backend: {reason}")
+    return name
+
+
+@pytest.fixture
+def docker_ready():
+    return _ready("docker")
+
+
+@pytest.fixture
+def bwrap_ready():
+    return _ready("bwrap")

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import json
+import os
 
 import sandbox
 from sandbox import Limits
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 # small limits keep the suite quick; the endless-loop test relies on time_limit_s
 LIMITS = Limits(time_limit_s=25, memory_bytes=2 * 1024**3, pids=256, cpus=2,
