@@ -1,6 +1,6 @@
 """Real hostile submissions through the real sandbox and `python -m evaluator run`, on both
-backends (issue 4). The hostile code runs at import time and prints `OBS key value` lines; they
-reach us through the judge's report logs.
+backends (issue 4). The hostile code runs at import time (the memory hog inside custom_kernel)
+and prints `OBS key value` lines; they reach us through the judge's report logs.
 """
 from __future__ import annotations
 
@@ -268,11 +268,15 @@ def test_memory_hog_ends_as_out_of_memory(backend):
     # near the limit the kernel reclaims page cache (torch's libraries) before it kills: on a busy
     # machine that takes a while, and this test is about memory, not time
     limits = Limits(**{**LIMITS.__dict__, "time_limit_s": 90})
-    source = PRELUDE + """
-hog = []
-while True:
-    hog.append(b"\\x01" * (64 << 20))
-""" + HONEST
+    # inside the call this time, while the judge waits for the result
+    source = """
+import torch
+
+def custom_kernel(x):
+    hog = []
+    while True:
+        hog.append(b"\\x01" * (64 << 20))
+"""
     result = evaluate(backend, source, limits=limits)
     assert result.report["verdict"] == "rejected"
     assert result.report["reasons"] == ["out of memory"]
