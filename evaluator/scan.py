@@ -26,6 +26,7 @@ MODULES = {
     "importlib": "imports modules dynamically",
     "builtins": "can replace builtins",
     "evaluator": "reaches into the evaluator",
+    "operator": "reaches attributes by computed names (attrgetter)",
 }
 
 # dotted name -> why
@@ -60,6 +61,10 @@ BUILTIN_CALLS = {
     "eval": "executes generated code",
     "compile": "compiles generated code",
 }
+# builtins that reach objects by computed names: called directly they are judged by their
+# arguments; bound to another name (`_get = getattr`) they hide every later use
+REFLECTION = {"getattr", "setattr", "delattr", "hasattr", "vars", "globals", "locals", "__import__",
+              "exec", "eval", "compile"}
 # assignments under these are configuration, not patching
 ALLOWED_ASSIGN_PREFIXES = ("os.environ", "torch.backends")
 
@@ -123,6 +128,9 @@ class _Scanner(ast.NodeVisitor):
 
     # ---- names and attributes ------------------------------------------------------------
     def visit_Name(self, node):
+        if (node.id in REFLECTION and node.id not in self.imported
+                and not getattr(node, "_called", False)):
+            self.add(node, f"uses {node.id} as a value (an alias hides what it reaches)")
         if node.id == "__builtins__":
             self.add(node, "uses __builtins__ (can replace builtins)")
         elif node.id in DISPATCH_NAMES:
@@ -150,6 +158,7 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Call(self, node):
         func = node.func
+        func._called = True
         if isinstance(func, ast.Name):
             if func.id in BUILTIN_CALLS and func.id not in self.imported:
                 self.add(node, f"calls {func.id}() ({BUILTIN_CALLS[func.id]})")

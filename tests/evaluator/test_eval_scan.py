@@ -32,6 +32,9 @@ def test_the_honest_submission_is_clean():
     ("import sys\nm = getattr(sys, 'mod' + 'ules')", "computed name"),
     ("h = object()\nsetattr(h, 'a' + 'b', 1)", "computed name"),
     ("g = globals()", "globals()"),
+    ("_get, _put = getattr, setattr\nimport sys\nm = _get(sys, 'modules')", "getattr as a value"),
+    ("f = [getattr][0]", "getattr as a value"),
+    ("import operator\nm = operator.attrgetter('modules')", "operator"),
     ("def f():\n    pass\nc = f.__code__", ".__code__"),
     ("import torch\nd = torch.Tensor.__dict__", ".__dict__"),
 ])
