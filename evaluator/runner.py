@@ -105,16 +105,10 @@ class Harness:
         self._warm_triton()
 
     def _warm_triton(self):
-        import triton
-        import triton.language as tl
-
-        @triton.jit
-        def _evaluator_warm(x_ptr, n, BLOCK: tl.constexpr):
-            i = tl.arange(0, BLOCK)
-            tl.store(x_ptr + i, tl.load(x_ptr + i, mask=i < n) + 1, mask=i < n)
+        from ._warm import evaluator_warm
 
         x = torch.zeros(16, device=self.device)
-        _evaluator_warm[(1,)](x, 16, BLOCK=16)
+        evaluator_warm[(1,)](x, 16, BLOCK=16)
         if self.device == "cuda":
             torch.cuda.synchronize()
 
