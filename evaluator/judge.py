@@ -192,6 +192,9 @@ class Evaluation:
                                + isolation.logs(self.work)[-4000:]) from None
         notes = hello.get("notes") if isinstance(hello.get("notes"), list) else []
         self.threads_base = self.runner.thread_count()
+        # sent before the submission exists, so trusted: threads one profiler session starts
+        growth = hello.get("profiler_growth")
+        self.profiler_growth = growth if isinstance(growth, int) and 0 <= growth <= 4 else 0
         self._send({"op": "load"})
         self._expect("ready", self.deadline)
         # the runner starts while the judge compiles: count only the time spent waiting for it
@@ -359,6 +362,7 @@ class Evaluation:
         shape = sorted(self.task.test_shapes, key=shape_size)[len(self.task.test_shapes) // 2]
         out, _, _, _, _ = self._call(shape, self.derive(self.master, "profile"), f"test shape {_fmt(shape)}",
                                      keep=True, profile=True)
+        self.threads_base += self.profiler_growth
         self.profiled = (shape, out.numel())
         self._send({"op": "release"})
         self._expect("released", time.monotonic() + CALL_LIMIT_S)
