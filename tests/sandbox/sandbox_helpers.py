@@ -9,8 +9,9 @@ from sandbox import Limits
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
-# small limits keep the suite quick; the endless-loop test relies on time_limit_s
-LIMITS = Limits(time_limit_s=25, memory_bytes=2 * 1024**3, pids=256, cpus=2,
+# small limits keep the suite quick. The time limit only matters to the endless-loop test (which
+# sets 20 s); an honest evaluation takes 5-8 s here, but up to 30 s on a loaded 2-CPU machine
+LIMITS = Limits(time_limit_s=60, memory_bytes=2 * 1024**3, pids=256, cpus=2,
                 tmpfs_bytes=512 * 1024**2)
 
 HONEST = """

@@ -115,7 +115,7 @@ def test_exit_status_without_a_report_is_a_crash(backend):
     outcome = run_probe(backend, "import sys; print('bye'); sys.exit(3)")
     assert outcome.exit_code == 3
     report = result.decide(outcome, "/nonexistent/report.json", task="softmax", mode="test",
-                           device="cpu", time_limit_s=25, report_bytes=1000)
+                           device="cpu", time_limit_s=60, report_bytes=1000)
     assert report["verdict"] == "rejected"
     assert report["reason_codes"] == ["crash"]
     assert "bye" in report["logs"]
