@@ -377,7 +377,7 @@ class Evaluation:
             where = f"benchmark shape {_fmt(shape)}"
             seq = iter(range(1 << 30))
             seed = lambda kind: self.derive(self.master, "bench", j, kind, next(seq))  # noqa: E731
-            pairs = []  # (reported, wall) of every call on this shape, for the clock check
+            pairs = []  # (reported, wall, checksum) ms of every call on this shape: the clock check
             for w in range(warmup):
                 _, ms, wall, _, checksum = self._call(shape, seed("cand"), where, first=(w == 0))
                 pairs.append((ms, wall, checksum))
