@@ -174,9 +174,25 @@ def requeue_stuck() -> dict:
     return counts
 
 
+@shared_task(acks_late=False, ignore_result=True)
+def sandbox_cleanup() -> dict:
+    """Containers, cgroups and work directories left by a killed worker, once past their run's
+    deadline (a running evaluation is never touched)."""
+    from sandbox import cleanup
+
+    removed = cleanup.remove_stragglers()
+    if any(removed.values()):
+        log.warning("sandbox_cleanup removed %s", removed)
+    return removed
+
+
 # Run by the beat scheduler (`celery worker -B` in `make run`, or a separate `celery beat`).
+# Both go through the evaluation queue: they run between evaluations on the worker that owns the
+# GPU, never beside one.
 app.add_periodic_task(REAPER_INTERVAL_S, requeue_stuck.s(), name="requeue stuck submissions",
                       queue=settings.EVAL_QUEUE, expires=REAPER_INTERVAL_S)
+app.add_periodic_task(10 * REAPER_INTERVAL_S, sandbox_cleanup.s(), name="remove sandbox stragglers",
+                      queue=settings.EVAL_QUEUE, expires=10 * REAPER_INTERVAL_S)
 
 
 @worker_ready.connect
