@@ -1,6 +1,8 @@
 """The judge: trusted, never imports the submission. Builds inputs and gold answers itself, drives
-the runner through the control channel, times the eager and torch.compile baselines while the
-runner is stopped, and computes the verdict from checked data.
+the runner through the control channel, and computes the verdict from checked data. The eager and
+torch.compile baselines are timed in a trusted baseline runner (baseline.py) through the very same
+harness and protocol as the candidate, in interleaved blocks, each process stopped while the other
+is timed.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import secrets
 import stat
 import time
 
-from . import channel, checks, isolation, report, scan, upload
+from . import baseline, channel, checks, isolation, report, scan, upload
 from .checks import Failure
 
 # repetitions: (warm-up calls, calls per block, min rounds, max rounds, target rel. SE of medians,
@@ -28,7 +30,7 @@ CALL_LIMIT_S = float(os.environ.get("EVALUATOR_CALL_LIMIT_S", 30))
 FLOOR_MARGIN = 0.9  # flag a median under 90 % of the roofline floor (the ceilings are measured)
 PROBE_SLOWDOWN = 1.5  # GPU probe while the runner is stopped vs before it started
 SMALL_SHAPES_CPU = 3  # on CPU only this many of the smallest test shapes are called twice / re-checked
-PINGS = 5
+BASELINES = ("eager", "compile")
 
 
 def judge_cache_dir() -> str | None:
@@ -79,6 +81,8 @@ class Evaluation:
         self.master = secrets.randbits(63)
         self.runner = None
         self.work = None
+        self.baseline = None
+        self.base_work = None
         self._call_limit = FIRST_CALL_LIMIT_S
         self._calls = 0
 
@@ -151,7 +155,6 @@ class Evaluation:
         else:
             self.small_shapes = sorted(self.task.test_shapes, key=shape_size)[:SMALL_SHAPES_CPU]
         self.bench_shapes = bench_shapes(self.task, self.device)
-        self.flusher = timing.Flusher(self.device)
         # measured before any submission code exists on this machine. GPU only: on a multi-core
         # CPU a busy background process need not slow the probe; there the tree-wide SIGSTOP is
         # the defence
@@ -208,14 +211,21 @@ class Evaluation:
         self._check_threads("after the submission was imported")
 
     def _compile_baselines(self):
+        """Start the trusted baseline runner (its source is generated from the task name alone; the
+        submission never reaches it), compile torch.compile on every benchmark shape in it, check
+        one output of each against the gold answer, and leave it stopped until it is timed."""
         t = time.monotonic()
-        self.compiled = torch.compile(self.task.reference, dynamic=False)
+        self.base_work = baseline.Workdir(self.task_name)
+        self.baseline = baseline.Runner(self.base_work, task=self.task_name, device=self.device,
+                                        cache=self.cache)
+        self.baseline.expect("hello", self.deadline)
+        self.baseline.send({"op": "load"})
+        self.baseline.expect("ready", self.deadline)
+        self._out_shapes = {}
         for i, shape in enumerate(self.bench_shapes):
-            inputs = self.task.make_inputs(shape, self.derive(self.master, "warm", i), self.device)
-            for fn in (self.task.reference, self.compiled):
-                fn(*inputs)
-                fn(*inputs)
-            timing.sync(self.device)
+            for fn in BASELINES:
+                self._base_call(fn, shape, self.derive(self.master, "warm", i, fn), check=True, first=True)
+        self.baseline.stop()
         self.report["phases"]["compile_s"] = time.monotonic() - t
 
     # ---- the channel -------------------------------------------------------------------------
@@ -325,7 +335,7 @@ class Evaluation:
             offset += n
         return out, ms, wall, err, checksum_ms
 
-    def _snapshot(self, nbytes: int):
+    def _snapshot(self, nbytes: int, work=None):
         """The first nbytes of the shared buffer, copied into the judge's own staging memory
         (page-locked on the GPU, so that the copy to the device is one fast DMA)."""
         staging = getattr(self, "_staging", None)
@@ -333,7 +343,7 @@ class Evaluation:
             staging = torch.empty(max(nbytes, 1 << 20), dtype=torch.uint8, pin_memory=self.device == "cuda")
             self._staging = staging
         view = staging[:nbytes]
-        if nbytes and self.work.read_buffer(view.numpy()) != nbytes:
+        if nbytes and (work or self.work).read_buffer(view.numpy()) != nbytes:
             raise checks.protocol("the output buffer is shorter than the output")
         return view
 
@@ -377,29 +387,41 @@ class Evaluation:
             where = f"benchmark shape {_fmt(shape)}"
             seq = iter(range(1 << 30))
             seed = lambda kind: self.derive(self.master, "bench", j, kind, next(seq))  # noqa: E731
-            pairs = []  # (reported, wall, checksum) ms of every call on this shape: the clock check
+            pairs = []  # (reported, wall, checksum) ms of every candidate call on this shape
+            base_pairs = []  # the same for the trusted baseline calls: the clock check's yardstick
             for w in range(warmup):
                 _, ms, wall, _, checksum = self._call(shape, seed("cand"), where, first=(w == 0))
                 pairs.append((ms, wall, checksum))
-            pings = [self._ping() for _ in range(PINGS)]
-            cand, walls, eager, comp = [], [], [], []
+            with self._baseline_running():
+                for fn in BASELINES:
+                    for _ in range(warmup):
+                        self._base_call(fn, shape, seed(fn))
+            cand, walls = [], []
+            times = {fn: [] for fn in BASELINES}
             started = time.monotonic()
             for r in range(max_rounds):
-                for _ in range(block):
-                    _, ms, wall, _, checksum = self._call(shape, seed("cand"), where)
-                    cand.append(ms)
-                    walls.append(wall)
-                    pairs.append((ms, wall, checksum))
-                pings.append(self._ping())
-                with self._stopped():
-                    eager += self._baseline(self.task.reference, shape, [seed("eager") for _ in range(block)])
-                    comp += self._baseline(self.compiled, shape, [seed("compile") for _ in range(block)])
+                order = ("cand",) + BASELINES
+                for kind in order[r % 3:] + order[:r % 3]:  # rotated: no side always follows another
+                    if kind == "cand":
+                        for _ in range(block):
+                            _, ms, wall, _, checksum = self._call(shape, seed("cand"), where)
+                            cand.append(ms)
+                            walls.append(wall)
+                            pairs.append((ms, wall, checksum))
+                        continue
+                    with self._baseline_running():
+                        for i in range(block):
+                            ms, wall, checksum = self._base_call(kind, shape, seed(kind), check=(i == 0))
+                            times[kind].append(ms)
+                            base_pairs.append((ms, wall, checksum))
                 self._check_threads("during timing")
+                eager, comp = times["eager"], times["compile"]
                 stable = all(timing.rel_se_of_median(xs) <= target for xs in (cand, eager, comp))
                 spent = time.monotonic() - started
                 if r + 1 >= min_rounds and (stable or spent > budget or self._short_of_time()):
                     break
-            rows.append(self._shape_row(shape, cand, walls, eager, comp, pairs, timing.median(pings)))
+            rows.append(self._shape_row(shape, cand, walls, times["eager"], times["compile"], pairs,
+                                        base_pairs))
         self._recheck()
         self.report["shapes"] = rows
         self.report["phases"]["timing_s"] = time.monotonic() - t
@@ -412,12 +434,6 @@ class Evaluation:
                 pass
         self._check_threads("after timing")
 
-    def _ping(self) -> float:
-        t = time.perf_counter()
-        self._send({"op": "ping"})
-        self._expect("done", time.monotonic() + CALL_LIMIT_S)
-        return (time.perf_counter() - t) * 1e3
-
     @contextlib.contextmanager
     def _stopped(self):
         self.runner.stop()
@@ -428,19 +444,68 @@ class Evaluation:
         finally:
             self.runner.cont()
 
-    def _baseline(self, fn, shape, seeds) -> list[float]:
-        times = []
-        for s in seeds:
-            inputs = self.task.make_inputs(shape, s, self.device)
-            self.flusher.flush()
-            _, ms = timing.time_call(fn, inputs, self.device)
-            times.append(ms)
-        return times
+    @contextlib.contextmanager
+    def _baseline_running(self):
+        """The baseline runner runs (and the candidate's tree is stopped) only for its own calls."""
+        with self._stopped():
+            self.baseline.cont()
+            try:
+                yield
+            finally:
+                self.baseline.stop()
+
+    def _base_call(self, fn: str, shape: dict, seed: int, *, check: bool = False, first: bool = False):
+        """One call of a baseline in the baseline runner, through the candidate's protocol: prepare,
+        go, done, result. Its output is trusted (it is the reference), but bound by the same checksum
+        and, on check calls, compared with the gold answer. Returns (runner ms, wall ms, checksum
+        ms). Any failure here is the evaluator's, not the submission's (BaselineError)."""
+        task, device, b = self.task, self.device, self.baseline
+        key = (fn, tuple(sorted(shape.items())))
+        gold = None
+        if check or key not in self._out_shapes:
+            inputs = task.make_inputs(shape, seed, device)
+            with self.full_fp32():
+                gold = task.reference_fp32(*inputs)
+            timing.sync(device)
+            self._out_shapes[key] = tuple(gold.shape)
+        out_shape = self._out_shapes[key]
+        dtype = task.output_dtype
+        out_bytes = math.prod(out_shape) * torch.empty((), dtype=dtype).element_size()
+        size = self.base_work.ensure_buffer(out_bytes)
+        limit = time.monotonic() + (FIRST_CALL_LIMIT_S if first else CALL_LIMIT_S)
+        b.send({"op": "prepare", "shape": dict(shape), "seed": seed, "snap": False, "back": False,
+                "keep": False, "profile": False, "size": size, "fn": fn})
+        b.expect("prepared", limit)
+        self._calls += 1
+        fp_key = self.derive(self.master, "checksum", self._calls)
+        t = time.perf_counter()
+        b.send({"op": "go", "size": size, "key": fp_key})
+        done = b.expect("done", limit)
+        wall = (time.perf_counter() - t) * 1e3
+        result = b.expect("result", limit)
+        ms = done.get("ms")
+        if (not isinstance(ms, (int, float)) or isinstance(ms, bool) or not math.isfinite(ms) or ms < 0
+                or result.get("problems") or result.get("stored") is not True
+                or list(result.get("shape") or []) != list(out_shape)):
+            raise b.error(f"{fn} on {_fmt(shape)}: done={done!r:.200} result={result!r:.300}")
+        data = self._snapshot(out_bytes, self.base_work)
+        out = checks.from_bytes(data[:out_bytes], dtype, out_shape, device)
+        t = time.perf_counter()
+        actual = checks.fingerprint(checks.raw_bytes(out), fp_key)
+        checksum_ms = (time.perf_counter() - t) * 1e3
+        if done.get("fp") != actual:
+            raise b.error(f"{fn} on {_fmt(shape)}: the stored output does not match its checksum")
+        if gold is not None:
+            try:
+                checks.compare(out, gold, task.tolerance, f"{fn} baseline on {_fmt(shape)}")
+            except Failure as f:
+                raise b.error(f"{fn} differs from the gold answer: {f.problems[0][1]}") from None
+        return ms, wall, checksum_ms
 
     def _short_of_time(self) -> bool:
         return self.deadline - time.monotonic() < 0.25 * self.time_limit_s
 
-    def _shape_row(self, shape, cand, walls, eager, comp, pairs, overhead) -> dict:
+    def _shape_row(self, shape, cand, walls, eager, comp, pairs, base_pairs) -> dict:
         c, e, k, w = (timing.median(xs) for xs in (cand, eager, comp, walls))
         floor = self.task.floor_ms(shape, bandwidth_bytes_s=self.ceilings["bandwidth_bytes_s"],
                                    peak_flop_s=self.ceilings["peak_flop_s"])
@@ -448,6 +513,12 @@ class Evaluation:
                "floor_ms": floor, "speedup_vs_compile": k / c if c > 0 else None,
                "speedup_vs_eager": e / c if c > 0 else None}
         where = f"benchmark shape {_fmt(shape)}"
+        # the yardstick for the candidate's wall clock is the trusted baselines' own overhead
+        # between `go` and `done` (pipe round trip, flush, event and synchronize, checksum) on the
+        # same harness: a candidate whose gap is much larger is doing work the events do not see
+        overhead = max(0.0, timing.median([w - m - checks.FP_ALLOWANCE * c for m, w, c in base_pairs]))
+        excess = max(0.0, overhead - checks.OVERHEAD_CAP_MS[self.device])  # the cap is for pings
+        pairs = [(m, w - excess, c) for m, w, c in pairs]
         disagreement = checks.clock_disagreement(pairs, overhead_ms=overhead, device=self.device)
         if disagreement:
             self.codes.append(("clock_disagreement", f"{where}: {disagreement}"))
@@ -508,6 +579,10 @@ class Evaluation:
     def _finish(self):
         if self.runner is not None:
             self.runner.close()
+        if self.baseline is not None:
+            self.baseline.close()
+        if self.base_work is not None:
+            self.base_work.remove()
         if self.work is not None:
             self.report["logs"] = isolation.logs(self.work)
             self.work.remove()

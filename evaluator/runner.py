@@ -7,8 +7,14 @@ the submission would have to reach into and patch, which the source scan flags.
 
 Protocol (judge -> runner, one frame each; runner replies):
     load                                   -> ready | error
-    prepare {shape, seed, snap, back, keep, profile}  -> prepared | error
+    prepare {shape, seed, snap, back, keep, profile[, fn]}  -> prepared | error
     go {size, key}                         -> done {ms, fp}, then result {...} | error
+
+`prepare` builds the inputs and synchronizes; `go` flushes the caches and times the call
+(timing.time_call), so the flush lies between `go` and `done` on the judge's wall clock.
+With --baseline (the judge's trusted baseline runner, baseline.py: never the submission) the
+source defines custom_kernel (eager) and compiled_kernel (torch.compile), and prepare's `fn`
+("eager" / "compile") picks one; the candidate's runner ignores `fn`.
     ping                                   -> done {ms}
     release                                -> released
     stats                                  -> stats {triton, cuda, aten}
@@ -38,6 +44,7 @@ def main(argv=None) -> int:
     p.add_argument("--source", required=True)
     p.add_argument("--buffer", required=True)
     p.add_argument("--drop-to", type=int, default=None)
+    p.add_argument("--baseline", action="store_true")
     args = p.parse_args(argv)
 
     notes = []
@@ -48,6 +55,9 @@ def main(argv=None) -> int:
         notes += isolation.drop_privileges(args.drop_to, args.drop_to, needed)
     elif not isolation.set_no_new_privs():
         notes.append("could not set no_new_privs")
+    if args.baseline and not isolation.is_root():
+        # same uid as the candidate's runner: close /proc/<pid>/mem and ptrace to it, like the judge
+        isolation.make_undumpable()
     os.chdir(os.environ.get("HOME") or os.path.dirname(args.buffer))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
@@ -68,6 +78,8 @@ class Harness:
         self.inputs = None
         self.pristine = None
         self.call = None
+        self.call_fn = None
+        self.fns = {}
         self.kept = []
         self.prev = None
         self.buf = None
@@ -90,6 +102,9 @@ class Harness:
 
         from .tasks import get_task
         from .timing import Flusher
+
+        global sync, time_call
+        from .timing import sync, time_call  # noqa: F811
 
         global fingerprint
         from .checks import fingerprint  # noqa: F811
@@ -160,6 +175,9 @@ class Harness:
         if not callable(fn):
             self.fail("no_custom_kernel", "the submission does not define a callable custom_kernel")
         self.fn = fn
+        self.fns = {}
+        if self.args.baseline:
+            self.fns = {"eager": fn, "compile": getattr(module, "compiled_kernel", None)}
 
     def _error_code(self, e: BaseException) -> str:
         if _out_of_memory(e):
@@ -204,10 +222,12 @@ class Harness:
             self.pristine = [x.clone() for x in inputs]
             self.inputs = inputs
             self.call = msg
+            self.call_fn = self.fns.get(msg.get("fn"), self.fn) if self.fns else self.fn
             stored = False
             if msg.get("back"):  # the inputs as built, before the call: the judge compares them
                 stored = self._write([_raw(x) for x in inputs], int(msg.get("size", 0)))
-            self.flusher.flush()
+            # inputs complete before `go`; the flush comes after `go` (timing.time_call)
+            sync(self.device)
         except BaseException as e:  # noqa: BLE001
             self.fail(self._error_code(e), f"preparing inputs failed: {_one_line(e)}",
                       traceback.format_exc())
@@ -244,25 +264,14 @@ class Harness:
     def _timed(self, snapshot: bool):
         """Like timing.time_call, plus (for check calls) a copy of the output taken the moment the
         call returns, on the current stream, before anything synchronizes."""
-        fn, inputs = self.fn, self.inputs
-        snap = None
-        if self.device == "cuda":
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            out = fn(*inputs)
+        snaps = []
+
+        def after(out):
             if snapshot and type(out) is torch.Tensor:
-                snap = out.detach().clone()
-            torch.cuda.synchronize()
-            end.record()
-            end.synchronize()
-            return out, start.elapsed_time(end), snap
-        t0 = time.perf_counter()
-        out = fn(*inputs)
-        ms = (time.perf_counter() - t0) * 1e3
-        if snapshot and type(out) is torch.Tensor:
-            snap = out.detach().clone()
-        return out, ms, snap
+                snaps.append(out.detach().clone())
+
+        out, ms = time_call(self.call_fn, self.inputs, self.device, self.flusher, after)
+        return out, ms, (snaps[0] if snaps else None)
 
     def _profiled(self):
         """One untimed call recording the aten operators it ran (and on the GPU, through the
@@ -277,18 +286,18 @@ class Harness:
                 from torch.profiler import ProfilerActivity, profile
 
                 with profile(activities=[ProfilerActivity.CUDA]) as prof, rec:
-                    out = self.fn(*self.inputs)
+                    out = self.call_fn(*self.inputs)
                     torch.cuda.synchronize()
                 for event in prof.events():
                     if event.device_type == torch.autograd.DeviceType.CUDA and event.name not in self.cuda_kernels:
                         self.cuda_kernels.append(event.name[:200])
             else:
                 with rec:
-                    out = self.fn(*self.inputs)
+                    out = self.call_fn(*self.inputs)
             self.aten_ops = {k: v for k, v in sorted(rec.ops.items())[:64]}
         except Exception:  # noqa: BLE001
             self.aten_ops = None
-            out = self.fn(*self.inputs)
+            out = self.call_fn(*self.inputs)
             if self.device == "cuda":
                 torch.cuda.synchronize()
         return out, (time.perf_counter() - t0) * 1e3

@@ -1,8 +1,12 @@
-"""How one call is timed, the same way in the judge (baselines) and in the runner (candidate).
+"""How one call is timed. The candidate and both baselines (eager, torch.compile) are timed by this
+one function, in runner processes driven through the same prepare / go protocol (judge.py,
+baseline.py), so the ruler compares one code path with itself.
 
-GPU: the L2 is flushed (a 256 MB buffer written) before every timed call, CUDA events bracket the
-call with a device-wide synchronize before the end event, so work left on side streams is timed
-too. CPU: perf_counter around the call, caches flushed with a 32 MB write.
+GPU: after `go`, the L2 is flushed (a 256 MB buffer written) without a synchronize and the start
+event is queued behind the flush on the same stream: the CPU's launch work (a wake-up from the pipe,
+Python, torch.compile's guards) overlaps the flush the same way on every side. A device-wide
+synchronize before the end event times work left on side streams too. CPU: caches flushed with a
+32 MB write, then perf_counter around the call.
 """
 from __future__ import annotations
 
@@ -32,9 +36,10 @@ class Flusher:
         self.buf = torch.empty(size // 4, dtype=torch.int32, device=device)
         self.flush()
 
-    def flush(self) -> None:
+    def flush(self, wait: bool = True) -> None:
         self.buf.zero_()
-        sync(self.device)
+        if wait:
+            sync(self.device)
 
 
 def sync(device: str) -> None:
@@ -42,20 +47,32 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def time_call(fn, inputs, device: str):
-    """(output, milliseconds) for one call; the caller flushed and synchronized before."""
+def time_call(fn, inputs, device: str, flusher: Flusher | None = None, after=None):
+    """(output, milliseconds) for one call. The caller synchronized after making the inputs. With
+    a flusher, the caches are flushed first (on the GPU: queued, not waited for, before the start
+    event). `after(out)` runs the moment the call returns, before any synchronize (the runner's
+    snapshot of the output on check calls)."""
     if device == "cuda":
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
+        if flusher is not None:
+            flusher.flush(wait=False)
         start.record()
         out = fn(*inputs)
+        if after is not None:
+            after(out)
         torch.cuda.synchronize()
         end.record()
         end.synchronize()
         return out, start.elapsed_time(end)
+    if flusher is not None:
+        flusher.flush()
     t0 = time.perf_counter()
     out = fn(*inputs)
-    return out, (time.perf_counter() - t0) * 1e3
+    ms = (time.perf_counter() - t0) * 1e3
+    if after is not None:
+        after(out)
+    return out, ms
 
 
 def median(xs) -> float:
