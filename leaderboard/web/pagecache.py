@@ -37,6 +37,7 @@ _memo = {"at": float("-inf"), "value": ""}
 _entries: OrderedDict[str, tuple[str, object, float]] = OrderedDict()  # key -> (fingerprint, value, built at)
 _build_locks: dict[str, threading.Lock] = {}
 _lock = threading.Lock()
+_fingerprint_lock = threading.Lock()
 
 
 def _read_fingerprint() -> str:
@@ -58,10 +59,18 @@ def data_fingerprint() -> str:
     now = time.monotonic()
     if now - _memo["at"] < max_age:
         return _memo["value"]
-    value = _read_fingerprint()
-    with _lock:
-        _memo["at"], _memo["value"] = now, value
-    return value
+    # one thread reads it; the others keep the previous value meanwhile (if there is one)
+    if not _fingerprint_lock.acquire(blocking=not _memo["value"] or max_age <= 0):
+        return _memo["value"]
+    try:
+        if time.monotonic() - _memo["at"] < max_age:
+            return _memo["value"]
+        value = _read_fingerprint()
+        with _lock:
+            _memo["at"], _memo["value"] = time.monotonic(), value
+        return value
+    finally:
+        _fingerprint_lock.release()
 
 
 def _get(key: str):
@@ -121,7 +130,7 @@ def clear() -> None:
     with _lock:
         _entries.clear()
         _build_locks.clear()
-        _memo["at"] = float("-inf")
+        _memo["at"], _memo["value"] = float("-inf"), ""
 
 
 def anonymous_page(view):
