@@ -1,0 +1,47 @@
+"""The trusted baseline runner times eager and torch.compile through the candidate's own harness
+and protocol; it must never receive the submission (its program is made from the task name)."""
+from evaluator import baseline
+from evaluator.judge import Evaluation
+
+MARKER = "submission_marker_7f3a1c"
+
+
+def test_baseline_source_depends_on_the_task_name_only():
+    text = baseline.source("softmax")
+    assert "get_task('softmax').reference" in text and "torch.compile" in text
+    assert "custom_kernel" in text and "compiled_kernel" in text
+    work = baseline.Workdir("softmax")
+    try:
+        assert work.submission.read_text() == text
+        assert work.path.stat().st_mode & 0o077 == 0  # the judge's own, closed to everyone else
+    finally:
+        work.remove()
+
+
+def test_the_baseline_runner_never_receives_the_submission(tmp_path, honest):
+    imports = tmp_path / "imports.log"
+    # the submission records every process that imports it
+    source = (f"# {MARKER}\nimport os as _os\n"
+              f"with open({str(imports)!r}, 'a') as _f:\n    _f.write(str(_os.getpid()) + '\\n')\n"
+              + honest)
+    ev = Evaluation(source.encode(), task="softmax", device="cpu", mode="ranked")
+    report = ev.run()
+    assert report["verdict"] != "rejected", report["reasons"]
+    assert report["shapes"] and report["shapes"][0]["eager_ms"] > 0 and report["shapes"][0]["compile_ms"] > 0
+    # imported once, by the candidate's runner only
+    pids = imports.read_text().split()
+    assert pids == [str(ev.runner.pid)]
+    assert ev.baseline is not None and ev.baseline.pid != ev.runner.pid
+    # the baseline's program, and everything on its command line, is free of the submission
+    assert MARKER not in ev.base_work.text and ev.base_work.text == baseline.source("softmax")
+    args = [str(a) for a in ev.baseline.proc.args]
+    assert "--baseline" in args and str(ev.work.submission) not in args
+    assert not any(str(ev.work.path) in a for a in args)
+    assert "--baseline" not in [str(a) for a in ev.runner.proc.args]
+
+
+def test_test_mode_starts_no_baseline_runner(evaluate, honest, tmp_path):
+    ev = Evaluation(honest.encode(), task="softmax", device="cpu", mode="test")
+    report = ev.run()
+    assert report["verdict"] == "verified", report["reasons"]
+    assert ev.baseline is None
