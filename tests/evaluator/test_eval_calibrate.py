@@ -1,11 +1,13 @@
 """The ruler: the reference as a kernel reads about 1.00 against eager, torch.compile as a kernel
-about 1.00 against torch.compile. The CPU is a shared, noisy machine, so the bounds here are wide;
-on the GPU the target is 1.00 +- 0.03 (bench/, docs/evaluator.md)."""
+about 1.00 against torch.compile. Candidate and baselines are timed by the same harness in runner
+processes (the baselines in the judge's trusted baseline runner), so both columns compare one code
+path with itself. The CPU is a shared, noisy machine, so the bounds here are 1.00 +- 0.15; on the
+GPU the target is 1.00 +- 0.03 (bench/gpu_proof.sh OUT calibrate, docs/evaluator.md)."""
 import pytest
 
 from evaluator.calibrate import calibrate, sources, table
 
-CPU_BOUNDS = (0.67, 1.5)
+CPU_BOUNDS = (0.85, 1.15)
 
 
 def test_calibration_sources_define_custom_kernel():
