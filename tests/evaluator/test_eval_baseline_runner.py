@@ -1,5 +1,10 @@
 """The trusted baseline runner times eager and torch.compile through the candidate's own harness
 and protocol; it must never receive the submission (its program is made from the task name)."""
+import ast
+import os
+import shutil
+import tempfile
+
 from evaluator import baseline
 from evaluator.judge import Evaluation
 
@@ -18,26 +23,34 @@ def test_baseline_source_depends_on_the_task_name_only():
         work.remove()
 
 
-def test_the_baseline_runner_never_receives_the_submission(tmp_path, honest):
-    imports = tmp_path / "imports.log"
-    # the submission records every process that imports it
-    source = (f"# {MARKER}\nimport os as _os\n"
-              f"with open({str(imports)!r}, 'a') as _f:\n    _f.write(str(_os.getpid()) + '\\n')\n"
+def test_the_baseline_runner_never_receives_the_submission(honest):
+    # a directory the runner (nobody, when the tests run as root) can write
+    log_dir = tempfile.mkdtemp(prefix="evaluator-imports-")
+    os.chmod(log_dir, 0o777)
+    imports = os.path.join(log_dir, "imports.log")
+    # the submission records every process that imports it: its command line
+    source = (f"# {MARKER}\nimport sys as _sys\n"
+              f"with open({imports!r}, 'a') as _f:\n    _f.write(repr(_sys.argv) + '\\n')\n"
               + honest)
-    ev = Evaluation(source.encode(), task="softmax", device="cpu", mode="ranked")
-    report = ev.run()
+    try:
+        ev = Evaluation(source.encode(), task="softmax", device="cpu", mode="ranked")
+        report = ev.run()
+        with open(imports) as f:
+            lines = f.read().splitlines()
+    finally:
+        shutil.rmtree(log_dir, ignore_errors=True)
     assert report["verdict"] != "rejected", report["reasons"]
     assert report["shapes"] and report["shapes"][0]["eager_ms"] > 0 and report["shapes"][0]["compile_ms"] > 0
     # imported once, by the candidate's runner only
-    pids = imports.read_text().split()
-    assert pids == [str(ev.runner.pid)]
-    assert ev.baseline is not None and ev.baseline.pid != ev.runner.pid
+    assert len(lines) == 1, lines
+    argv = ast.literal_eval(lines[0])
+    assert "--baseline" not in argv and str(ev.work.submission) in argv
     # the baseline's program, and everything on its command line, is free of the submission
+    assert ev.baseline is not None and ev.baseline.pid != ev.runner.pid
     assert MARKER not in ev.base_work.text and ev.base_work.text == baseline.source("softmax")
     args = [str(a) for a in ev.baseline.proc.args]
-    assert "--baseline" in args and str(ev.work.submission) not in args
+    assert "--baseline" in args and str(ev.base_work.submission) in args
     assert not any(str(ev.work.path) in a for a in args)
-    assert "--baseline" not in [str(a) for a in ev.runner.proc.args]
 
 
 def test_test_mode_starts_no_baseline_runner(evaluate, honest, tmp_path):
