@@ -72,3 +72,29 @@ def require_postgres():
 @pytest.fixture
 def require_chromium():
     require(os.path.exists("/usr/bin/chromium"), "Chromium at /usr/bin/chromium")
+
+
+# ---- site fixtures shared by tests/site, tests/web and the browser tests ----------------------
+
+@pytest.fixture
+def task(db):
+    """The softmax task as `manage.py load_tasks` stores it."""
+    from evaluator.tasks import get_task
+    from leaderboard import services
+
+    row, _ = services.task_sync(spec=get_task("softmax"))
+    return row
+
+
+@pytest.fixture
+def owner(db):
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.create_user("owner", password="pw-owner-1234")
+
+
+@pytest.fixture
+def other(db):
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.create_user("other", password="pw-other-1234")

@@ -10,7 +10,6 @@ import redis
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 
-from leaderboard import services
 
 
 @pytest.fixture(autouse=True)
@@ -57,24 +56,6 @@ def eval_queue(settings, redis_client):
     settings.EVAL_QUEUE = name
     yield name
     redis_client.delete(name)
-
-
-@pytest.fixture
-def task(db):
-    from evaluator.tasks import get_task
-
-    row, _ = services.task_sync(spec=get_task("softmax"))
-    return row
-
-
-@pytest.fixture
-def owner(db):
-    return get_user_model().objects.create_user("owner", password="pw-owner-1234")
-
-
-@pytest.fixture
-def other(db):
-    return get_user_model().objects.create_user("other", password="pw-other-1234")
 
 
 @pytest.fixture

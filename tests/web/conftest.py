@@ -5,31 +5,12 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from leaderboard import services
 from web_helpers import make_done
 
 
 @pytest.fixture(autouse=True)
 def _postgres(require_postgres):
     """The pages are measured and tested on PostgreSQL (DATABASE_URL from scripts/services.sh)."""
-
-
-@pytest.fixture
-def task(db):
-    from evaluator.tasks import get_task
-
-    row, _ = services.task_sync(spec=get_task("softmax"))
-    return row
-
-
-@pytest.fixture
-def owner(db):
-    return get_user_model().objects.create_user("owner", password="pw-owner-1234")
-
-
-@pytest.fixture
-def other(db):
-    return get_user_model().objects.create_user("other", password="pw-other-1234")
 
 
 @pytest.fixture
