@@ -150,7 +150,7 @@ class Harness:
             original = cls.run
 
             def run(self, *args, _original=original, **kwargs):
-                if not kwargs.get("warmup"):
+                if not kwargs.get("warmup") and not getattr(self, "evaluator_internal", False):
                     fn = getattr(self, "fn", None)
                     name = getattr(fn, "__name__", None) or type(self).__name__
                     if name not in launched and len(launched) < 64:
@@ -190,7 +190,8 @@ class Harness:
     # ---- the loop ------------------------------------------------------------------------
     def serve(self):
         self.warm_up()
-        self.send(t="hello", notes=self.notes, profiler_growth=self.profiler_growth)
+        self.send(t="hello", notes=self.notes, profiler_growth=self.profiler_growth,
+                  gate=self.flusher.gate_note)
         msg = channel.recv(self.inp)
         if msg.get("op") != "load":
             return
