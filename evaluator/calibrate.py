@@ -39,7 +39,9 @@ def sources(name: str, device: str) -> tuple[str, str]:
     return REFERENCE_SOURCE.format(name=name), COMPILE_SOURCE.format(name=name, keys=keys)
 
 
-def calibrate(names, *, device: str, time_limit_s: float = 600, progress=None) -> list[dict]:
+def calibrate(names, *, device: str, time_limit_s: float = 600, progress=None, on_row=None) -> list[dict]:
+    """One row per task. `on_row(rows)` is called after each task, so a run cut short (a time
+    limit on the GPU host) still leaves the tasks it finished."""
     from .api import evaluate_source
 
     rows = []
@@ -63,6 +65,10 @@ def calibrate(names, *, device: str, time_limit_s: float = 600, progress=None) -
                        if c in REJECT_CODES],
             "codes": {"reference": ref["reason_codes"], "compile": comp["reason_codes"]},
         })
+        if progress:
+            progress(table(rows[-1:], device).splitlines()[-1])
+        if on_row:
+            on_row(rows)
     return rows
 
 

@@ -129,10 +129,13 @@ def _calibrate(args) -> int:
     for name in names:
         _task(name)
     device = _device(args.device)
-    rows = calibrate(names, device=device, progress=lambda s: print(s, file=sys.stderr, flush=True))
+    def save(rows):
+        if args.json:
+            write_atomic(args.json, json.dumps(rows, indent=1))
+
+    rows = calibrate(names, device=device, progress=lambda s: print(s, file=sys.stderr, flush=True),
+                     on_row=save)
     print(table(rows, device))
-    if args.json:
-        write_atomic(args.json, json.dumps(rows, indent=1))
     return 0
 
 
