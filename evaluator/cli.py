@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -15,7 +16,15 @@ class UsageError(Exception):
     pass
 
 
+def _terminated(signum, frame):
+    # SIGTERM (`timeout`, a supervisor) unwinds like an exception: the judge's `finally` then
+    # kills its runners, which run in sessions of their own and would otherwise outlive it (a
+    # stopped baseline runner holding GPU memory, a candidate finishing its call)
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None) -> int:
+    signal.signal(signal.SIGTERM, _terminated)
     p = argparse.ArgumentParser(prog="python -m evaluator", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="evaluate one submission")

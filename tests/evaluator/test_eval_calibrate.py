@@ -20,7 +20,11 @@ def test_calibration_sources_define_custom_kernel():
 @pytest.mark.slow
 def test_softmax_reads_one_on_the_cpu(monkeypatch):
     monkeypatch.setenv("EVALUATOR_QUICK", "0")  # quick mode's two calls per shape are too few
-    [row] = calibrate(["softmax"], device="cpu")
+    saved, said = [], []
+    [row] = calibrate(["softmax"], device="cpu", on_row=lambda rows: saved.append(list(rows)),
+                      progress=said.append)
+    assert saved == [[row]]  # saved as soon as the task finished: a cut-short run keeps it
+    assert any(line.startswith("softmax ") for line in said)  # and its row was printed then
     assert row["errors"] == []
     low, high = CPU_BOUNDS
     assert low <= row["reference_vs_eager"] <= high, row

@@ -75,3 +75,47 @@ def test_the_report_replaces_a_planted_symlink_instead_of_writing_through_it(tmp
     assert victim.read_text() == "precious"
     assert not out.is_symlink()
     assert validate(json.loads(out.read_text()))["verdict"] == "verified"
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_sigterm_stops_the_judge_and_its_runners():
+    """`timeout` or a supervisor sends SIGTERM: the runners live in sessions of their own, so the
+    judge must take them down itself rather than leave them holding the device."""
+    import signal
+    import time
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    judge = subprocess.Popen([sys.executable, "-m", "evaluator", "run", str(HONEST), "--task", "softmax",
+                              "--device", "cpu", "--mode", "ranked"], env=env, cwd=ROOT,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    runners = set()
+    while time.monotonic() < deadline and len(runners) < 2:  # the candidate and the baseline runner
+        runners = _children(judge.pid)
+        time.sleep(0.2)
+    assert len(runners) >= 2, "the judge never started its runners"
+    time.sleep(1.0)
+    judge.send_signal(signal.SIGTERM)
+    assert judge.wait(timeout=60) == 128 + signal.SIGTERM
+    time.sleep(0.5)
+    assert not [p for p in runners if _alive(p)]
