@@ -78,6 +78,7 @@ class Gate:
         self.src = torch.zeros(1, dtype=torch.int64).pin_memory()
         self.stream = torch.cuda.Stream()
         self.token = 0
+        self.regs = None
 
     @classmethod
     def start(cls):
@@ -88,15 +89,22 @@ class Gate:
             for _ in range(3):
                 ms = gate.cycle_ms()
             if ms < GATE_TIMEOUT_NS / 1e6 / 4:
-                return gate, f"on ({ms * 1e3:.0f} us per cycle)"
+                full = {True: "fills every SM", False: "does not fill every SM", None: "occupancy unknown"}
+                return gate, f"on ({ms * 1e3:.0f} us per cycle, {gate.regs} registers: {full[gate.fills_sms()]})"
             return None, f"off: a released gate still waited {ms:.1f} ms"
         except Exception as e:  # noqa: BLE001 - any failure here means: time without the gate
             return None, f"off: {type(e).__name__}: {e}"[:300]
 
     def arm(self) -> int:
         self.token += 1
-        self.kernel[(self.blocks,)](self.flag, self.token, GATE_TIMEOUT_NS, num_warps=32)
+        compiled = self.kernel[(self.blocks,)](self.flag, self.token, GATE_TIMEOUT_NS, num_warps=32)
+        self.regs = getattr(compiled, "n_regs", None)
         return self.token
+
+    def fills_sms(self) -> bool | None:
+        """Two 1024-thread blocks fit on an SM (65,536 registers) only at 32 registers a thread or
+        fewer; otherwise fewer blocks are resident, and threads may be left for other kernels."""
+        return None if not isinstance(self.regs, int) else self.regs <= 32
 
     def release(self, token: int) -> None:
         self.src[0] = token
