@@ -57,6 +57,7 @@ def empty(*, task: str, mode: str, device: str) -> dict:
         "mode": mode,
         "device": device,
         "gpu_name": None,
+        "timing_gate": "",
         "versions": {},
         "speedup_vs_compile": None,
         "speedup_vs_eager": None,
@@ -181,6 +182,7 @@ def validate(obj) -> dict:
     out.update(verdict=obj["verdict"], reasons=reasons, reason_codes=list(codes))
 
     out["gpu_name"] = _text(obj.get("gpu_name"), "gpu_name", 256, nullable=True)
+    out["timing_gate"] = _text(obj.get("timing_gate", ""), "timing_gate", 256)
     out["versions"] = _flat(obj.get("versions", {}), "versions")
     out["isolation"] = _flat(obj.get("isolation", {}), "isolation")
     ceilings = obj.get("ceilings")
