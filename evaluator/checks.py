@@ -28,6 +28,27 @@ CLOCK_ABS_MS = {"cuda": 0.05, "cpu": 10.0}
 OVERHEAD_CAP_MS = {"cuda": 0.3, "cpu": 20.0}
 FP_ALLOWANCE = 1.25
 
+# `prepare` (inputs built from the seed, before `go`) is outside the timed window. The candidate's
+# runner and the trusted baseline runner prepare the same inputs with the same code, so the
+# median prepare time (judge's wall clock, send -> "prepared") of the candidate's timed calls may
+# exceed the baseline's by at most PREPARE_REL x the baseline's + PREPARE_ABS_MS: a harness
+# patched to compute the answer while the inputs are built shows up here.
+PREPARE_REL = {"cuda": 0.5, "cpu": 1.0}
+PREPARE_ABS_MS = {"cuda": 2.0, "cpu": 25.0}
+
+
+def prepare_disagreement(candidate_ms, baseline_ms, *, device: str) -> str | None:
+    """A message when the candidate's runner takes clearly longer to build the same inputs."""
+    if not candidate_ms or not baseline_ms:
+        return None
+    c = sorted(candidate_ms)[len(candidate_ms) // 2]
+    b = sorted(baseline_ms)[len(baseline_ms) // 2]
+    if c - b <= PREPARE_REL[device] * b + PREPARE_ABS_MS[device]:
+        return None
+    return (f"building the inputs took {c:.3g} ms per call (median) in the submission's runner "
+            f"against {b:.3g} ms in the trusted baseline runner: work done outside the timed call")
+
+
 # two calls on the same input may differ by at most this fraction of the task tolerance
 # (atomics may reorder additions; anything larger is not the same answer)
 DETERMINISM_FRACTION = 0.5

@@ -287,9 +287,11 @@ class Evaluation:
         size = self.work.ensure_buffer(out_bytes + sum(in_bytes))
         self._call_limit = FIRST_CALL_LIMIT_S if first else CALL_LIMIT_S
         limit = time.monotonic() + self._call_limit
+        t = time.perf_counter()
         self._send({"op": "prepare", "shape": dict(shape), "seed": seed, "snap": check,
                     "back": check, "keep": keep, "profile": profile, "size": size})
         prepared = self._expect("prepared", limit)
+        self._prepare_ms = (time.perf_counter() - t) * 1e3
         if check:
             # the inputs as the runner built them, before any submission code saw them
             if prepared.get("stored") is not True:
@@ -389,6 +391,7 @@ class Evaluation:
             where = f"benchmark shape {_fmt(shape)}"
             seq = iter(range(1 << 30))
             seed = lambda kind: self.derive(self.master, "bench", j, kind, next(seq))  # noqa: E731
+            prep = {"cand": [], "base": []}  # the judge's wall clock around `prepare`, timed calls
             pairs = []  # (reported, wall, checksum) ms of every candidate call on this shape
             base_pairs = []  # the same for the trusted baseline calls: the clock check's yardstick
             for w in range(warmup):
@@ -407,6 +410,7 @@ class Evaluation:
                     if kind == "cand":
                         for _ in range(block):
                             _, ms, wall, _, checksum = self._call(shape, seed("cand"), where)
+                            prep["cand"].append(self._prepare_ms)
                             cand.append(ms)
                             walls.append(wall)
                             pairs.append((ms, wall, checksum))
@@ -414,6 +418,7 @@ class Evaluation:
                     with self._baseline_running():
                         for i in range(block):
                             ms, wall, checksum = self._base_call(kind, shape, seed(kind), check=(i == 0))
+                            prep["base"].append(self._prepare_ms)
                             times[kind].append(ms)
                             base_pairs.append((ms, wall, checksum))
                 self._check_threads("during timing")
@@ -424,6 +429,9 @@ class Evaluation:
                     break
             rows.append(self._shape_row(shape, cand, walls, times["eager"], times["compile"], pairs,
                                         base_pairs))
+            moved = checks.prepare_disagreement(prep["cand"], prep["base"], device=self.device)
+            if moved:
+                self.codes.append(("clock_disagreement", f"{where}: {moved}"))
         self._recheck()
         self.report["shapes"] = rows
         self.report["phases"]["timing_s"] = time.monotonic() - t
@@ -475,9 +483,11 @@ class Evaluation:
         out_bytes = math.prod(out_shape) * torch.empty((), dtype=dtype).element_size()
         size = self.base_work.ensure_buffer(out_bytes)
         limit = time.monotonic() + (FIRST_CALL_LIMIT_S if first else CALL_LIMIT_S)
+        t = time.perf_counter()
         b.send({"op": "prepare", "shape": dict(shape), "seed": seed, "snap": False, "back": False,
                 "keep": False, "profile": False, "size": size, "fn": fn})
         b.expect("prepared", limit)
+        self._prepare_ms = (time.perf_counter() - t) * 1e3
         self._calls += 1
         fp_key = self.derive(self.master, "checksum", self._calls)
         t = time.perf_counter()
