@@ -1,6 +1,10 @@
-# Planted bug: a correct Triton softmax whose last program also writes one row past the end of
-# the output (an unmasked store) when the matrix is small. The answer is right, so only compute-sanitizer's memcheck can
-# catch it.
+# Planted bug: a correct Triton softmax whose last program also writes one float just past the end
+# of the output, when the output's size is not a multiple of 512 bytes. PyTorch's caching
+# allocator rounds every block up to 512 bytes, so in a normal run the stray float lands in the
+# output's own padding: nothing else changes and every check passes (the GPU run of session 1
+# showed that a whole stray row instead reaches the next allocation and is caught as a modified
+# input). Only compute-sanitizer's memcheck, which runs with the caching allocator off and knows
+# each allocation's exact size, can see it.
 import torch
 import triton
 import triton.language as tl
@@ -16,10 +20,9 @@ def _softmax(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
     e = tl.exp(x)
     y = e / tl.sum(e, axis=0)
     tl.store(out_ptr + row * n_cols + cols, y, mask=mask)
-    if (row == n_rows - 1) & (n_rows * n_cols < 65536):
-        # the planted out-of-bounds write, on small shapes only: one row beyond the output. Inside
-        # PyTorch's cached 2 MB blocks it corrupts a neighbour silently instead of faulting
-        tl.store(out_ptr + (row + 1) * n_cols + cols, y, mask=mask)
+    if (row == n_rows - 1) & ((n_rows * n_cols) % 128 != 0):
+        # the planted out-of-bounds write: one float after the last element
+        tl.store(out_ptr + n_rows * n_cols, tl.sum(y, axis=0))
 
 
 def custom_kernel(x):
