@@ -27,6 +27,10 @@ class Task(models.Model):
     tolerance = models.JSONField(default=dict)  # {"atol": ..., "rtol": ...}
     # {device_type: [{"shape": {...}, "floor_ms": float}, ...]}
     floors = models.JSONField(default=dict)
+    # the ruler's calibration per device type (`manage.py calibrate`): {device_type: {
+    # "reference_vs_eager": float|null, "compile_vs_compile": float|null, "measured_at": iso,
+    # "source": text}}; the task page shows it beside the leaderboard
+    calibration = models.JSONField(default=dict, blank=True)
     max_speedup_vs_compile = models.FloatField(default=2.0)
     bound = models.CharField(max_length=16, default="memory")
     updated_at = models.DateTimeField(auto_now=True)
@@ -36,6 +40,11 @@ class Task(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def calibration_for(self, device_type: str) -> dict | None:
+        """The calibration measured on exactly this device type, if any (a ruler checked on one GPU
+        says nothing about another)."""
+        return (self.calibration or {}).get(device_type)
 
     def floors_for(self, device_type: str) -> list[dict]:
         """Floors for a device type: exact key first ("cuda:NVIDIA H200"), then its kind ("cuda")."""

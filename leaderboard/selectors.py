@@ -110,3 +110,15 @@ def shape_rows(*, submission: Submission) -> list[dict]:
         rows.append({**row, "floor_ms": floor,
                      "pct_of_floor": floor / cand * 100 if floor and cand and cand > 0 else None})
     return rows
+
+
+def calibration_for_task(*, task: Task, device_type: str) -> dict:
+    """What the task page says about the ruler on this device type: the two readings (or none),
+    whether they are within the target, the target itself, when and from where."""
+    from leaderboard.services import CALIBRATION_TOLERANCE, device_kind
+
+    tol = CALIBRATION_TOLERANCE.get(device_kind(device_type), 0.03)
+    entry = task.calibration_for(device_type)
+    if not entry:
+        return {"measured": False, "tolerance": tol}
+    return {"measured": True, "tolerance": tol, **entry}

@@ -548,3 +548,57 @@ def task_sync(*, spec, ceilings: dict | None = None) -> tuple[Task, bool]:
         "bound": getattr(spec, "bound", "memory"),
     }
     return Task.objects.update_or_create(name=spec.name, defaults=defaults)
+
+
+# ---- the ruler's calibration -----------------------------------------------------------------
+
+# How far from 1.00 a calibration reading may be and still count as calibrated: the issue's target
+# on a GPU; on the CPU (shared, noisy, not a ranking device) the evaluator's own test bound
+CALIBRATION_TOLERANCE = {"cuda": 0.03, "cpu": 0.15}
+
+
+def calibration_ok(*, device_type: str, reference_vs_eager, compile_vs_compile) -> bool:
+    tol = CALIBRATION_TOLERANCE[device_kind(device_type)]
+    return all(isinstance(v, (int, float)) and math.isfinite(v) and abs(v - 1.0) <= tol
+               for v in (reference_vs_eager, compile_vs_compile))
+
+
+def _reading(value, where: str):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ValidationError(f"{where}: not a positive number: {value!r}")
+    return float(value)
+
+
+def task_record_calibration(*, rows: list, device_type: str, source: str, measured_at=None) -> list[Task]:
+    """Store the rows of `python -m evaluator calibrate --json` (one per task) for a device type.
+    A row with errors is stored with null readings: the page then says the task is not
+    calibrated, rather than showing a number from a failed run."""
+    if not isinstance(rows, list) or not rows:
+        raise ValidationError("no calibration rows")
+    if device_kind(device_type) not in CALIBRATION_TOLERANCE:
+        raise ValidationError(f"unknown device type {device_type!r}")
+    measured_at = (measured_at or timezone.now()).isoformat()
+    updated = []
+    with transaction.atomic():
+        for row in rows:
+            if not isinstance(row, dict) or not isinstance(row.get("task"), str):
+                raise ValidationError(f"not a calibration row: {row!r:.200}")
+            task = Task.objects.select_for_update().filter(name=row["task"]).first()
+            if task is None:
+                raise ValidationError(f"unknown task {row['task']!r} (run load_tasks first)")
+            failed = bool(row.get("errors"))
+            entry = {
+                "reference_vs_eager": None if failed else _reading(row.get("reference_vs_eager"), row["task"]),
+                "compile_vs_compile": None if failed else _reading(row.get("compile_vs_compile"), row["task"]),
+                "errors": [str(e)[:300] for e in (row.get("errors") or [])][:5],
+                "measured_at": measured_at,
+                "source": source[:200],
+            }
+            entry["ok"] = calibration_ok(device_type=device_type, reference_vs_eager=entry["reference_vs_eager"],
+                                         compile_vs_compile=entry["compile_vs_compile"])
+            task.calibration = {**(task.calibration or {}), device_type: entry}
+            task.save(update_fields=["calibration", "updated_at"])  # updated_at moves the page cache
+            updated.append(task)
+    return updated

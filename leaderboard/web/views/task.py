@@ -71,6 +71,7 @@ def _page(name: str, device_param: str | None) -> dict:
         "bench_shapes": [shape_label(s) for s in (task.bench_shapes or {}).get(kind, [])],
         "floors": [{"shape": shape_label(f["shape"]), "floor_ms": f["floor_ms"]} for f in task.floors_for(device_type)],
         "tolerance": [(k, f"{v:g}") for k, v in (task.tolerance or {}).items()],
+        "calibration": selectors.calibration_for_task(task=task, device_type=device_type),
         **board,
     }
     return {

@@ -1,0 +1,87 @@
+"""The ruler's calibration is published per task and device type: `manage.py calibrate` stores it,
+the task page shows it, and says plainly when it is missing or outside the target."""
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from leaderboard.models import Task
+from web_helpers import make_done
+
+H200 = "cuda:NVIDIA H200"
+pytestmark = pytest.mark.django_db
+
+
+def _rows(tmp_path, *rows):
+    path = tmp_path / "cal.json"
+    path.write_text(json.dumps(list(rows)))
+    return str(path)
+
+
+def _row(task, ref, comp, errors=()):
+    return {"task": task, "reference_vs_eager": ref, "compile_vs_compile": comp, "errors": list(errors)}
+
+
+def _section(client, task, device=H200):
+    url = reverse("task_detail", args=[task.name]) + f"?device={device.replace(' ', '%20')}"
+    html = client.get(url).content.decode()
+    start = html.index('<div id="calibration">')
+    return html[start:html.index("</div>", start)]
+
+
+def test_an_imported_calibration_within_target_is_shown_as_calibrated(client, task, tmp_path, capsys):
+    call_command("calibrate", "--from-json", _rows(tmp_path, _row(task.name, 1.02, 0.99)),
+                 "--device-type", H200, "--source", "bench/gpu_proof.sh run d4")
+    assert "calibrated on cuda:NVIDIA H200" in capsys.readouterr().out
+    entry = Task.objects.get(pk=task.pk).calibration[H200]
+    assert entry["ok"] is True and entry["reference_vs_eager"] == 1.02
+    section = _section(client, task)
+    assert "1.020x" in section and "0.990x" in section
+    assert "Calibrated" in section and "Not calibrated" not in section
+    assert "bench/gpu_proof.sh run d4" in section
+
+
+def test_a_reading_outside_the_target_is_said_to_be_not_calibrated(client, task, tmp_path):
+    call_command("calibrate", "--from-json", _rows(tmp_path, _row(task.name, 1.02, 0.95)), "--device-type", H200)
+    section = _section(client, task)
+    assert "0.950x" in section and "Not calibrated" in section and "1.00 ± 0.03" in section
+
+
+def test_a_failed_calibration_shows_no_number(client, task, tmp_path):
+    call_command("calibrate", "--from-json", _rows(tmp_path, _row(task.name, 1.0, 1.0, errors=["crash"])),
+                 "--device-type", H200)
+    section = _section(client, task)
+    assert "failed" in section and "Not calibrated" in section and "1.000x" not in section
+
+
+def test_calibration_belongs_to_one_device_type(client, task, tmp_path, owner):
+    make_done(task, owner, speedup=1.1, device_type="cpu")
+    make_done(task, owner, speedup=1.2)  # H200
+    call_command("calibrate", "--from-json", _rows(tmp_path, _row(task.name, 1.0, 1.01)), "--device-type", H200)
+    assert "Calibrated" in _section(client, task)
+    assert "Not calibrated on this device yet" in _section(client, task, device="cpu")
+
+
+def test_bad_imports_are_refused_and_change_nothing(task, tmp_path):
+    with pytest.raises(CommandError, match="--device-type"):
+        call_command("calibrate", "--from-json", _rows(tmp_path, _row(task.name, 1.0, 1.0)))
+    with pytest.raises(CommandError, match="unknown task"):
+        call_command("calibrate", "--from-json", _rows(tmp_path, _row("no_such_task", 1.0, 1.0)), "--device-type", H200)
+    with pytest.raises(CommandError, match="not a positive number"):
+        call_command("calibrate", "--from-json", _rows(tmp_path, _row(task.name, "1.0", 1.0)), "--device-type", H200)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(CommandError, match="cannot read"):
+        call_command("calibrate", "--from-json", str(bad), "--device-type", H200)
+    assert Task.objects.get(pk=task.pk).calibration == {}
+
+
+@pytest.mark.slow
+def test_calibrating_here_runs_the_evaluator_and_publishes_it(client, task, capsys, monkeypatch):
+    """On this machine (the worker's device, the CPU here): the real evaluator's calibration."""
+    monkeypatch.setenv("EVALUATOR_QUICK", "1")
+    call_command("calibrate", "--task", task.name)
+    entry = Task.objects.get(pk=task.pk).calibration["cpu"]
+    assert entry["errors"] == [] and entry["reference_vs_eager"] and entry["compile_vs_compile"]
+    assert "manage.py calibrate" in _section(client, task, device="cpu")
