@@ -85,3 +85,21 @@ def test_calibrating_here_runs_the_evaluator_and_publishes_it(client, task, caps
     entry = Task.objects.get(pk=task.pk).calibration["cpu"]
     assert entry["errors"] == [] and entry["reference_vs_eager"] and entry["compile_vs_compile"]
     assert "manage.py calibrate" in _section(client, task, device="cpu")
+
+
+def test_the_submission_page_says_whether_its_speedup_was_measured_with_a_calibrated_ruler(client, task, owner,
+                                                                                         tmp_path):
+    sub = make_done(task, owner, speedup=1.3)  # H200
+    client.force_login(owner)
+    url = reverse("submission_detail", args=[sub.pk])
+
+    def ruler():
+        html = client.get(url).content.decode()
+        start = html.index('<dd id="ruler">')
+        return html[start:html.index("</dd>", start)]
+
+    assert "not calibrated on this device yet" in ruler()
+    call_command("calibrate", "--from-json", _rows(tmp_path, _row(task.name, 1.02, 0.95)), "--device-type", H200)
+    assert "outside 1.00 ± 0.03" in ruler()
+    call_command("calibrate", "--from-json", _rows(tmp_path, _row(task.name, 1.01, 0.99)), "--device-type", H200)
+    assert "calibrated (reference vs eager 1.01, torch.compile vs itself 0.99)" in ruler()

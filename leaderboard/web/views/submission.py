@@ -44,6 +44,7 @@ def _result_context(submission: Submission) -> dict:
         "logs_truncated": len(logs) > LOG_TAIL_CHARS,
         "device_name": device_label(submission.device_type),
         "versions": sorted((submission.versions or {}).items()),
+        "calibration": selectors.calibration_for_task(task=submission.task, device_type=submission.device_type),
     }
 
 
