@@ -28,8 +28,8 @@ class Task(models.Model):
     # {device_type: [{"shape": {...}, "floor_ms": float}, ...]}
     floors = models.JSONField(default=dict)
     # the ruler's calibration per device type (`manage.py calibrate`): {device_type: {
-    # "reference_vs_eager": float|null, "compile_vs_compile": float|null, "measured_at": iso,
-    # "source": text}}; the task page shows it beside the leaderboard
+    # "reference_vs_eager": float|null, "compile_vs_compile": float|null, "errors": [text],
+    # "tolerance": float, "ok": bool, "measured_at": iso, "source": text}}; shown on the pages
     calibration = models.JSONField(default=dict, blank=True)
     max_speedup_vs_compile = models.FloatField(default=2.0)
     bound = models.CharField(max_length=16, default="memory")

@@ -113,12 +113,7 @@ def shape_rows(*, submission: Submission) -> list[dict]:
 
 
 def calibration_for_task(*, task: Task, device_type: str) -> dict:
-    """What the task page says about the ruler on this device type: the two readings (or none),
-    whether they are within the target, the target itself, when and from where."""
-    from leaderboard.services import CALIBRATION_TOLERANCE, device_kind
-
-    tol = CALIBRATION_TOLERANCE.get(device_kind(device_type), 0.03)
+    """What the pages say about the ruler on this device type: the stored readings, whether they
+    are within the target and the target itself (services.task_record_calibration), or none."""
     entry = task.calibration_for(device_type)
-    if not entry:
-        return {"measured": False, "tolerance": tol}
-    return {"measured": True, "tolerance": tol, **entry}
+    return {"measured": True, **entry} if entry else {"measured": False}

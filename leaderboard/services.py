@@ -596,6 +596,7 @@ def task_record_calibration(*, rows: list, device_type: str, source: str, measur
                 "measured_at": measured_at,
                 "source": source[:200],
             }
+            entry["tolerance"] = CALIBRATION_TOLERANCE[device_kind(device_type)]
             entry["ok"] = calibration_ok(device_type=device_type, reference_vs_eager=entry["reference_vs_eager"],
                                          compile_vs_compile=entry["compile_vs_compile"])
             task.calibration = {**(task.calibration or {}), device_type: entry}
