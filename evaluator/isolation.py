@@ -68,7 +68,7 @@ class Workdir:
         self.buffer_path = home / "out.bin"
         if is_root():
             os.chmod(home, 0o733)
-            _as_user(self.uid, self.gid, lambda: self._make_runner_files(0o666))
+            as_user(self.uid, self.gid, lambda: self._make_runner_files(0o666))
             os.chmod(home, 0o711)
         else:
             self._make_runner_files(0o600)
@@ -116,7 +116,7 @@ class Workdir:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-def _as_user(uid: int, gid: int, fn) -> None:
+def as_user(uid: int, gid: int, fn) -> None:
     """Run fn in a forked child that has switched to uid/gid (no Python state survives it)."""
     pid = os.fork()
     if pid == 0:

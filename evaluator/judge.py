@@ -14,7 +14,7 @@ import secrets
 import stat
 import time
 
-from . import baseline, channel, checks, isolation, report, scan, upload
+from . import baseline, channel, checks, compile_seed, isolation, report, scan, upload
 from .checks import Failure
 
 # repetitions: (warm-up calls, calls per block, min rounds, max rounds, target rel. SE of medians,
@@ -186,6 +186,12 @@ class Evaluation:
         self.runner = isolation.Runner(self.work, task=self.task_name, device=self.device)
         if self.mode == "ranked":
             self._compile_baselines()
+            # after the baseline compiled, before the submission loads: a torch.compile inside
+            # the submission then picks the kernels the baseline runs (evaluator/compile_seed.py)
+            try:
+                self.report["compile_cache"] = compile_seed.seed(self.work, self.cache)
+            except OSError as e:
+                self.report["compile_cache"] = f"not copied: {e}"[:200]
         t = time.monotonic()
         try:
             hello = self._expect("hello", self.deadline)

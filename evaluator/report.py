@@ -58,6 +58,7 @@ def empty(*, task: str, mode: str, device: str) -> dict:
         "device": device,
         "gpu_name": None,
         "timing_gate": "",
+        "compile_cache": "",
         "versions": {},
         "speedup_vs_compile": None,
         "speedup_vs_eager": None,
@@ -183,6 +184,7 @@ def validate(obj) -> dict:
 
     out["gpu_name"] = _text(obj.get("gpu_name"), "gpu_name", 256, nullable=True)
     out["timing_gate"] = _text(obj.get("timing_gate", ""), "timing_gate", 256)
+    out["compile_cache"] = _text(obj.get("compile_cache", ""), "compile_cache", 256)
     out["versions"] = _flat(obj.get("versions", {}), "versions")
     out["isolation"] = _flat(obj.get("isolation", {}), "isolation")
     ceilings = obj.get("ceilings")

@@ -1,0 +1,71 @@
+"""Seed the candidate runner's torch.compile caches with a copy of the judge's.
+
+Why: inductor benchmarks several configurations of each reduction kernel at its first call and
+keeps the winner in its cache. Two cold compiles of the same function can pick differently, and
+the pick moves the kernel's speed by several per cent (softmax on an H200: torch.compile submitted
+as a kernel read 0.95 against the torch.compile baseline). With a copy of the judge's caches, a
+submission that calls torch.compile on the task's reference gets the kernels the baseline runs,
+so calibration compares like with like.
+
+What is copied: only the judge's `inductor/` and `triton/` directories, which hold compiled
+reference code (the baseline runner runs nothing else) and autotuning picks; no inputs, seeds or
+answers. The copy is the runner's own: it can change it, and nothing flows back to the judge.
+"""
+from __future__ import annotations
+
+import os
+
+from . import isolation
+
+SUBDIRS = ("inductor", "triton")
+MAX_BYTES = 256 << 20  # a larger judge cache is not copied (the note says so)
+MAX_FILES = 20000
+
+
+def read_tree(cache: str) -> tuple[list[tuple[str, bytes]], str]:
+    """[(path relative to cache, contents)] of the judge's compile caches, and a note if skipped."""
+    files, total = [], 0
+    for sub in SUBDIRS:
+        top = os.path.join(cache, sub)
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames.sort()
+            for name in sorted(filenames):
+                path = os.path.join(dirpath, name)
+                if os.path.islink(path) or not os.path.isfile(path):
+                    continue
+                try:
+                    with open(path, "rb") as f:
+                        data = f.read(MAX_BYTES + 1)
+                except OSError:
+                    continue
+                total += len(data)
+                if total > MAX_BYTES or len(files) >= MAX_FILES:
+                    return [], f"judge compile cache over {MAX_BYTES >> 20} MiB or {MAX_FILES} files: not copied"
+                files.append((os.path.relpath(path, cache), data))
+    return files, ""
+
+
+def write_tree(dest: str, files: list[tuple[str, bytes]]) -> None:
+    """Write the files under dest (the runner's scratch), as whoever calls it."""
+    root = os.path.realpath(dest)
+    for rel, data in files:
+        path = os.path.realpath(os.path.join(root, rel))
+        if not path.startswith(root + os.sep):  # never outside the scratch
+            continue
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+
+
+def seed(work: isolation.Workdir, cache: str) -> str:
+    """Copy the judge's compile caches into the runner's scratch. Returns a short note."""
+    files, note = read_tree(cache)
+    if not files:
+        return note or "judge compile cache empty: nothing copied"
+    dest = str(work.scratch)
+    if isolation.is_root() and work.uid != os.getuid():
+        isolation.as_user(work.uid, work.gid, lambda: write_tree(dest, files))
+    else:
+        write_tree(dest, files)
+    return f"{len(files)} files ({sum(len(d) for _, d in files) >> 10} KiB) of the judge's compile cache copied"
