@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU proof (issue 6), one command on a GPU host:   bench/gpu_proof.sh OUTDIR [stage ...]
-# Stages (default: all, in this order): smoke diag compilevar examples calibrate baselines exploits sandbox
+# Stages (default: all, in this order): smoke probe diag compilevar examples calibrate baselines exploits sandbox
 # sanitizer spread. Task lists: EXAMPLE_TASKS, CAL_TASKS (default all five), COMPILEVAR_TASKS
 # (default softmax). Each writes JSON/logs under OUTDIR, which ends packed as OUTDIR.tgz (the
 # device tool returns at most 8 files). docs/gpu-results.md quotes them. Runs as root (the judge
@@ -8,7 +8,7 @@
 set -uo pipefail
 OUT="${1:?usage: bench/gpu_proof.sh OUTDIR [stage ...]}"; shift
 mkdir -p "$OUT"
-STAGES="${*:-smoke diag compilevar examples calibrate baselines exploits sandbox sanitizer spread}"
+STAGES="${*:-smoke probe diag compilevar examples calibrate baselines exploits sandbox sanitizer spread}"
 PY="${PYTHON:-python3}"
 export PYTHONUNBUFFERED=1
 TASKS="softmax layernorm gelu_bias_residual matmul_bias_relu transformer_block"
@@ -34,6 +34,21 @@ for stage in $STAGES; do
         timeout 120 $PY -m evaluator run examples/softmax.py --task softmax --device cuda --mode test --json "$OUT/probe2.json" 2>&1 | tail -5
       fi
       echo "EVALUATOR_PID_NAMESPACE=${EVALUATOR_PID_NAMESPACE:-1}" | tee -a "$OUT/smoke.txt" ;;
+    probe)
+      # a ranked evaluation of a Triton example: the runner's Triton, the gate and the compile-cache
+      # copy all work here? If the runner crashes, retry once with the copy off (and keep it off)
+      EVALUATOR_SANITIZE=0 timeout 170 $PY -m evaluator run examples/matmul_bias_relu.py --task matmul_bias_relu --device cuda --json "$OUT/probe.json" 2>&1 | tail -8
+      if [ ! -s "$OUT/probe.json" ] || grep -q '"crash"' "$OUT/probe.json"; then
+        $PY -c 'import json,sys;print(json.load(open(sys.argv[1]))["logs"][-2500:])' "$OUT/probe.json"
+        export EVALUATOR_COMPILE_SEED=0
+        echo "runner crashed: retrying with EVALUATOR_COMPILE_SEED=0"
+        EVALUATOR_SANITIZE=0 timeout 170 $PY -m evaluator run examples/matmul_bias_relu.py --task matmul_bias_relu --device cuda --json "$OUT/probe_noseed.json" 2>&1 | tail -8
+        if [ ! -s "$OUT/probe_noseed.json" ] || grep -q '"crash"' "$OUT/probe_noseed.json"; then
+          $PY -c 'import json,sys;print(json.load(open(sys.argv[1]))["logs"][-2500:])' "$OUT/probe_noseed.json"
+          echo "PROBE FAILED: stopping"; took probe "$t0"
+          tar czf "$OUT.tgz" -C "$(dirname "$OUT")" "$(basename "$OUT")"; exit 3
+        fi
+      fi ;;
     diag)
       DIAG_FAST=1 timeout 200 $PY bench/gpu_timing_diag.py --json "$OUT/diag.json" 2>&1 | grep -v -i warn ;;
     compilevar)

@@ -7,9 +7,12 @@ as a kernel read 0.95 against the torch.compile baseline). With a copy of the ju
 submission that calls torch.compile on the task's reference gets the kernels the baseline runs,
 so calibration compares like with like.
 
-What is copied: only the judge's `inductor/` and `triton/` directories, which hold compiled
-reference code (the baseline runner runs nothing else) and autotuning picks; no inputs, seeds or
-answers. The copy is the runner's own: it can change it, and nothing flows back to the judge.
+What is copied: only the judge's `inductor/` directory, without binaries: the generated reference
+code (the baseline runner runs nothing else) and the autotuning picks; no inputs, seeds or answers.
+The runner compiles the kernels itself (its own Triton cache), with the judge's picks. Copying
+the Triton cache too (compiled launchers and modules) crashed every Triton launch in the runner
+with SIGSEGV on the H200 (docs/gpu-results.md), so it is left out. The copy is the runner's own:
+it can change it, and nothing flows back to the judge.
 """
 from __future__ import annotations
 
@@ -17,9 +20,13 @@ import os
 
 from . import isolation
 
-SUBDIRS = ("inductor", "triton")
+SUBDIRS = ("inductor",)
 MAX_BYTES = 256 << 20  # a larger judge cache is not copied (the note says so)
 MAX_FILES = 20000
+
+
+def enabled() -> bool:
+    return os.environ.get("EVALUATOR_COMPILE_SEED", "1") != "0"
 
 
 def read_tree(cache: str) -> tuple[list[tuple[str, bytes]], str]:
@@ -37,6 +44,8 @@ def read_tree(cache: str) -> tuple[list[tuple[str, bytes]], str]:
                     with open(path, "rb") as f:
                         data = f.read(MAX_BYTES + 1)
                 except OSError:
+                    continue
+                if data[:4] == b"\x7fELF":  # shared objects: rebuilt by the runner, never shared
                     continue
                 total += len(data)
                 if total > MAX_BYTES or len(files) >= MAX_FILES:

@@ -189,7 +189,8 @@ class Evaluation:
             # after the baseline compiled, before the submission loads: a torch.compile inside
             # the submission then picks the kernels the baseline runs (evaluator/compile_seed.py)
             try:
-                self.report["compile_cache"] = compile_seed.seed(self.work, self.cache)
+                self.report["compile_cache"] = compile_seed.seed(self.work, self.cache) \
+                    if compile_seed.enabled() else "off (EVALUATOR_COMPILE_SEED=0)"
             except OSError as e:
                 self.report["compile_cache"] = f"not copied: {e}"[:200]
         t = time.monotonic()

@@ -9,6 +9,11 @@ from evaluator import compile_seed, isolation
 from evaluator.judge import Evaluation
 
 
+def _is_elf(path):
+    with open(path, "rb") as f:
+        return f.read(4) == b"\x7fELF"
+
+
 def test_the_runner_sees_the_judge_compile_cache(honest):
     log_dir = tempfile.mkdtemp(prefix="evaluator-seed-")
     os.chmod(log_dir, 0o777)
@@ -25,12 +30,14 @@ def test_the_runner_sees_the_judge_compile_cache(honest):
         with open(seen) as f:
             files = json.load(f)
         judge_files = {os.path.relpath(os.path.join(d, f), ev.cache)
-                       for d, _, fs in os.walk(os.path.join(ev.cache, "inductor")) for f in fs}
+                       for d, _, fs in os.walk(os.path.join(ev.cache, "inductor")) for f in fs
+                       if not _is_elf(os.path.join(d, f))}
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
     assert report["verdict"] != "rejected", report["reasons"]
     assert "copied" in report["compile_cache"], report["compile_cache"]
-    # the baseline compiled softmax into the judge's cache; the runner found all of it in its own
+    # the baseline compiled softmax into the judge's cache; the runner found all of it (binaries
+    # left out) in its own
     assert judge_files and judge_files <= set(files), (len(judge_files), len(files))
 
 
@@ -45,14 +52,16 @@ def test_read_tree_skips_links_and_gives_up_over_the_cap(tmp_path, monkeypatch):
     (cache / "triton").mkdir()
     (cache / "inductor" / "ab" / "k.py").write_text("kernel")
     (cache / "triton" / "t.json").write_text("{}")
+    (cache / "inductor" / "ab" / "m.so").write_bytes(b"\x7fELF\x02\x01")
     (cache / "ceilings-x.json").write_text("not a compile cache")
     secret = tmp_path / "secret"
     secret.write_text("judge only")
     os.symlink(secret, cache / "triton" / "link")
     files, note = compile_seed.read_tree(str(cache))
     assert note == ""
-    assert sorted(rel for rel, _ in files) == ["inductor/ab/k.py", "triton/t.json"]
-    monkeypatch.setattr(compile_seed, "MAX_BYTES", 7)
+    # the Triton cache and binaries stay the judge's (a copied launcher crashed the runner)
+    assert sorted(rel for rel, _ in files) == ["inductor/ab/k.py"]
+    monkeypatch.setattr(compile_seed, "MAX_BYTES", 5)
     files, note = compile_seed.read_tree(str(cache))
     assert files == [] and "not copied" in note
 
