@@ -64,7 +64,7 @@ for stage in $STAGES; do
     baselines)
       timeout 580 $PY bench/gpu_baselines.py --json "$OUT/baselines.json" 2>&1 | tail -12 ;;
     exploits)
-      timeout 580 $PY -m pytest tests/exploits -q -x -p no:cacheprovider -m gpu --junitxml "$OUT/exploits_gpu.xml" 2>&1 | tail -25 ;;
+      EXPLOITS_RESULTS="$OUT/exploits.jsonl" timeout ${EXPLOITS_TIMEOUT:-580} $PY -m pytest tests/exploits -q -p no:cacheprovider -m gpu --junitxml "$OUT/exploits_gpu.xml" 2>&1 | tail -25 ;;
     sandbox)
       rm -rf /tmp/dk && mkdir -p /tmp/dk && for f in .debs/*.deb; do dpkg -x "$f" /tmp/dk; done
       export PATH="/tmp/dk/usr/bin:$PATH"
@@ -76,7 +76,7 @@ for stage in $STAGES; do
     sanitizer)
       for f in ${SANITIZE_FILES:-tests/gpu_sanitizer/oob_softmax.py tests/gpu_sanitizer/race_softmax.py examples/softmax.py}; do
         n=$(basename "$f" .py)
-        timeout 300 $PY -m evaluator run "$f" --task softmax --device cuda --json "$OUT/sanitize_$n.json" 2>&1 | tail -6
+        timeout ${SANITIZE_TIMEOUT:-300} $PY -m evaluator run "$f" --task softmax --device cuda --json "$OUT/sanitize_$n.json" 2>&1 | tail -6
       done ;;
     spread)
       for i in 1 2 3 4 5; do

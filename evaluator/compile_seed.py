@@ -7,12 +7,14 @@ as a kernel read 0.95 against the torch.compile baseline). With a copy of the ju
 submission that calls torch.compile on the task's reference gets the kernels the baseline runs,
 so calibration compares like with like.
 
-What is copied: only the judge's `inductor/` directory, without binaries: the generated reference
-code (the baseline runner runs nothing else) and the autotuning picks; no inputs, seeds or answers.
-The runner compiles the kernels itself (its own Triton cache), with the judge's picks. Copying
-the Triton cache too (compiled launchers and modules) crashed every Triton launch in the runner
-with SIGSEGV on the H200 (docs/gpu-results.md), so it is left out. The copy is the runner's own:
-it can change it, and nothing flows back to the judge.
+What is copied: only the autotuning picks, the `*.best_config` files of the judge's `inductor/`
+directory (small JSON: a tile size, warps, stages). Each lies next to its kernel's source under a
+name made from the hash of that source, so a runner that compiles the same function cold finds the
+pick at the same place in its own cache and uses it instead of benchmarking. Nothing else: the
+compiled graphs hold absolute paths into the judge's cache (a copied one made the runner write
+there: PermissionError on the H200), and a copied Triton cache crashed every Triton launch in the
+runner with SIGSEGV (docs/gpu-results.md). No inputs, seeds or answers are in a pick. The copy is
+the runner's own: it can change it, and nothing flows back to the judge.
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ import os
 from . import isolation
 
 SUBDIRS = ("inductor",)
-MAX_BYTES = 256 << 20  # a larger judge cache is not copied (the note says so)
+SUFFIX = ".best_config"
+MAX_BYTES = 16 << 20  # more picks than this are not copied (the note says so)
 MAX_FILES = 20000
 
 
@@ -30,7 +33,7 @@ def enabled() -> bool:
 
 
 def read_tree(cache: str) -> tuple[list[tuple[str, bytes]], str]:
-    """[(path relative to cache, contents)] of the judge's compile caches, and a note if skipped."""
+    """[(path relative to cache, contents)] of the judge's autotuning picks, and a note if skipped."""
     files, total = [], 0
     for sub in SUBDIRS:
         top = os.path.join(cache, sub)
@@ -38,18 +41,16 @@ def read_tree(cache: str) -> tuple[list[tuple[str, bytes]], str]:
             dirnames.sort()
             for name in sorted(filenames):
                 path = os.path.join(dirpath, name)
-                if os.path.islink(path) or not os.path.isfile(path):
+                if not name.endswith(SUFFIX) or os.path.islink(path) or not os.path.isfile(path):
                     continue
                 try:
                     with open(path, "rb") as f:
                         data = f.read(MAX_BYTES + 1)
                 except OSError:
                     continue
-                if data[:4] == b"\x7fELF":  # shared objects: rebuilt by the runner, never shared
-                    continue
                 total += len(data)
                 if total > MAX_BYTES or len(files) >= MAX_FILES:
-                    return [], f"judge compile cache over {MAX_BYTES >> 20} MiB or {MAX_FILES} files: not copied"
+                    return [], f"autotuning picks over {MAX_BYTES >> 20} MiB or {MAX_FILES} files: not copied"
                 files.append((os.path.relpath(path, cache), data))
     return files, ""
 
@@ -71,10 +72,10 @@ def seed(work: isolation.Workdir, cache: str) -> str:
     """Copy the judge's compile caches into the runner's scratch. Returns a short note."""
     files, note = read_tree(cache)
     if not files:
-        return note or "judge compile cache empty: nothing copied"
+        return note or "no autotuning picks in the judge's cache: nothing copied"
     dest = str(work.scratch)
     if isolation.is_root() and work.uid != os.getuid():
         isolation.as_user(work.uid, work.gid, lambda: write_tree(dest, files))
     else:
         write_tree(dest, files)
-    return f"{len(files)} files ({sum(len(d) for _, d in files) >> 10} KiB) of the judge's compile cache copied"
+    return f"{len(files)} files ({sum(len(d) for _, d in files) >> 10} KiB) of autotuning picks copied from the judge's cache"

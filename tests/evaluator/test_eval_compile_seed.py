@@ -9,36 +9,44 @@ from evaluator import compile_seed, isolation
 from evaluator.judge import Evaluation
 
 
-def _is_elf(path):
-    with open(path, "rb") as f:
-        return f.read(4) == b"\x7fELF"
-
-
-def test_the_runner_sees_the_judge_compile_cache(honest):
+def test_the_runner_sees_the_judge_autotuning_picks(honest, tmp_path, monkeypatch):
+    # a judge cache (named explicitly) that already holds one pick; on a GPU the baseline's own
+    # compile adds more (the CPU's C++ backend benchmarks nothing, so it writes none)
+    cache = tmp_path / "judge"
+    pick = cache / "inductor" / "ab" / "cabc123.best_config"
+    pick.parent.mkdir(parents=True)
+    pick.write_text('{"XBLOCK": 8, "num_warps": 4, "num_stages": 1}')
+    (cache / "inductor" / "ab" / "cabc123.py").write_text("# compiled code: not copied")
+    os.chmod(cache, 0o700)  # the judge uses only a directory closed to everyone else
+    monkeypatch.setenv("EVALUATOR_JUDGE_CACHE", str(cache))
     log_dir = tempfile.mkdtemp(prefix="evaluator-seed-")
     os.chmod(log_dir, 0o777)
     seen = os.path.join(log_dir, "seen.json")
     # the submission lists what its own inductor cache holds when it is imported
     source = ("import os as _os, json as _json\n"
               "_top = _os.environ['TORCHINDUCTOR_CACHE_DIR']\n"
-              "_files = sorted(_os.path.relpath(_os.path.join(d, f), _os.path.dirname(_top))\n"
-              "                for d, _, fs in _os.walk(_top) for f in fs)\n"
+              "_files = {_os.path.relpath(_os.path.join(d, f), _top): open(_os.path.join(d, f)).read()\n"
+              "          for d, _, fs in _os.walk(_top) for f in fs}\n"
               f"with open({seen!r}, 'w') as _f:\n    _json.dump(_files, _f)\n" + honest)
     try:
         ev = Evaluation(source.encode(), task="softmax", device="cpu", mode="ranked")
         report = ev.run()
         with open(seen) as f:
             files = json.load(f)
-        judge_files = {os.path.relpath(os.path.join(d, f), ev.cache)
-                       for d, _, fs in os.walk(os.path.join(ev.cache, "inductor")) for f in fs
-                       if not _is_elf(os.path.join(d, f))}
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
+    assert ev.cache == str(cache)
     assert report["verdict"] != "rejected", report["reasons"]
     assert "copied" in report["compile_cache"], report["compile_cache"]
-    # the baseline compiled softmax into the judge's cache; the runner found all of it (binaries
-    # left out) in its own
-    assert judge_files and judge_files <= set(files), (len(judge_files), len(files))
+    # the pick, at the same place relative to the runner's own cache; the compiled code is not
+    assert files.get("ab/cabc123.best_config") == pick.read_text(), files
+    assert "ab/cabc123.py" not in files
+
+
+def test_no_copy_when_turned_off(honest, tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALUATOR_COMPILE_SEED", "0")
+    report = Evaluation(honest.encode(), task="softmax", device="cpu", mode="ranked").run()
+    assert report["compile_cache"].startswith("off"), report["compile_cache"]
 
 
 def test_test_mode_copies_nothing(evaluate, honest):
@@ -51,17 +59,18 @@ def test_read_tree_skips_links_and_gives_up_over_the_cap(tmp_path, monkeypatch):
     (cache / "inductor" / "ab").mkdir(parents=True)
     (cache / "triton").mkdir()
     (cache / "inductor" / "ab" / "k.py").write_text("kernel")
-    (cache / "triton" / "t.json").write_text("{}")
+    (cache / "inductor" / "ab" / "k.best_config").write_text("{}")
+    (cache / "triton" / "t.best_config").write_text("{}")
     (cache / "inductor" / "ab" / "m.so").write_bytes(b"\x7fELF\x02\x01")
     (cache / "ceilings-x.json").write_text("not a compile cache")
     secret = tmp_path / "secret"
     secret.write_text("judge only")
-    os.symlink(secret, cache / "triton" / "link")
+    os.symlink(secret, cache / "inductor" / "link.best_config")
     files, note = compile_seed.read_tree(str(cache))
     assert note == ""
-    # the Triton cache and binaries stay the judge's (a copied launcher crashed the runner)
-    assert sorted(rel for rel, _ in files) == ["inductor/ab/k.py"]
-    monkeypatch.setattr(compile_seed, "MAX_BYTES", 5)
+    # picks only: no compiled code, no Triton cache (a copied launcher crashed the runner)
+    assert [rel for rel, _ in files] == ["inductor/ab/k.best_config"]
+    monkeypatch.setattr(compile_seed, "MAX_BYTES", 1)
     files, note = compile_seed.read_tree(str(cache))
     assert files == [] and "not copied" in note
 
@@ -79,12 +88,12 @@ def test_write_tree_stays_inside_the_scratch(tmp_path):
 def test_the_copy_belongs_to_the_runner(tmp_path):
     cache = tmp_path / "cache"
     (cache / "inductor").mkdir(parents=True)
-    (cache / "inductor" / "k.py").write_text("kernel")
+    (cache / "inductor" / "k.best_config").write_text("{}")
     work = isolation.Workdir(b"")
     try:
         note = compile_seed.seed(work, str(cache))
         assert note.startswith("1 files"), note
-        st = os.stat(work.scratch / "inductor" / "k.py")
+        st = os.stat(work.scratch / "inductor" / "k.best_config")
         assert st.st_uid == work.uid and st.st_mode & 0o077 == 0
     finally:
         work.remove()
