@@ -21,6 +21,7 @@ the CPU interpreter through masked pointer loads, so any B, T, D (multiple of 12
 """
 import math
 import os
+import sys
 
 import torch
 import triton
@@ -360,6 +361,9 @@ def _attention(qkv, o, B, T, H, cfg):
                 if best is None or ms < best[0]:
                     best = (ms, cand)
             _ATTN_PICK[key] = best[1] if best else ATTN_CANDIDATES[0]
+            # which tile won lands in the evaluation report's logs (stderr): the next tuning step
+            print(f"attention B={B} T={T} H={H}: {_ATTN_PICK[key]} "
+                  f"({best[0] * 1e3:.0f} us)" if best else "attention: no candidate ran", file=sys.stderr)
         cfg = _ATTN_PICK[key]
     tma = _tma_ok(qkv)
     cfg = dict(GPU_FALLBACK["attn"] if qkv.is_cuda and not tma and not INTERPRET else cfg)
