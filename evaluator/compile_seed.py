@@ -1,11 +1,11 @@
-"""Seed the candidate runner's torch.compile caches with a copy of the judge's.
+"""Seed the candidate runner's torch.compile cache with the judge's autotuning picks.
 
 Why: inductor benchmarks several configurations of each reduction kernel at its first call and
 keeps the winner in its cache. Two cold compiles of the same function can pick differently, and
 the pick moves the kernel's speed by several per cent (softmax on an H200: torch.compile submitted
-as a kernel read 0.95 against the torch.compile baseline). With a copy of the judge's caches, a
-submission that calls torch.compile on the task's reference gets the kernels the baseline runs,
-so calibration compares like with like.
+as a kernel read 0.95 against the torch.compile baseline). With the judge's picks, a submission
+that calls torch.compile on the task's reference gets the kernels the baseline runs, so
+calibration compares like with like.
 
 What is copied: only the autotuning picks, the `*.best_config` files of the judge's `inductor/`
 directory (small JSON: a tile size, warps, stages). Each lies next to its kernel's source under a
@@ -69,7 +69,8 @@ def write_tree(dest: str, files: list[tuple[str, bytes]]) -> None:
 
 
 def seed(work: isolation.Workdir, cache: str) -> str:
-    """Copy the judge's compile caches into the runner's scratch. Returns a short note."""
+    """Copy the judge's autotuning picks into the runner's scratch, as the runner's user (the
+    runner has started but not loaded the submission yet). Returns a short note."""
     files, note = read_tree(cache)
     if not files:
         return note or "no autotuning picks in the judge's cache: nothing copied"
