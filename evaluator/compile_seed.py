@@ -22,7 +22,6 @@ import os
 
 from . import isolation
 
-SUBDIRS = ("inductor",)
 SUFFIX = ".best_config"
 MAX_BYTES = 16 << 20  # more picks than this are not copied (the note says so)
 MAX_FILES = 20000
@@ -35,23 +34,21 @@ def enabled() -> bool:
 def read_tree(cache: str) -> tuple[list[tuple[str, bytes]], str]:
     """[(path relative to cache, contents)] of the judge's autotuning picks, and a note if skipped."""
     files, total = [], 0
-    for sub in SUBDIRS:
-        top = os.path.join(cache, sub)
-        for dirpath, dirnames, filenames in os.walk(top):
-            dirnames.sort()
-            for name in sorted(filenames):
-                path = os.path.join(dirpath, name)
-                if not name.endswith(SUFFIX) or os.path.islink(path) or not os.path.isfile(path):
-                    continue
-                try:
-                    with open(path, "rb") as f:
-                        data = f.read(MAX_BYTES + 1)
-                except OSError:
-                    continue
-                total += len(data)
-                if total > MAX_BYTES or len(files) >= MAX_FILES:
-                    return [], f"autotuning picks over {MAX_BYTES >> 20} MiB or {MAX_FILES} files: not copied"
-                files.append((os.path.relpath(path, cache), data))
+    for dirpath, dirnames, filenames in os.walk(os.path.join(cache, "inductor")):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            if not name.endswith(SUFFIX) or os.path.islink(path) or not os.path.isfile(path):
+                continue
+            try:
+                with open(path, "rb") as f:
+                    data = f.read(MAX_BYTES + 1)
+            except OSError:
+                continue
+            total += len(data)
+            if total > MAX_BYTES or len(files) >= MAX_FILES:
+                return [], f"autotuning picks over {MAX_BYTES >> 20} MiB or {MAX_FILES} files: not copied"
+            files.append((os.path.relpath(path, cache), data))
     return files, ""
 
 
@@ -75,8 +72,5 @@ def seed(work: isolation.Workdir, cache: str) -> str:
     if not files:
         return note or "no autotuning picks in the judge's cache: nothing copied"
     dest = str(work.scratch)
-    if isolation.is_root() and work.uid != os.getuid():
-        isolation.as_user(work.uid, work.gid, lambda: write_tree(dest, files))
-    else:
-        write_tree(dest, files)
+    work.as_owner(lambda: write_tree(dest, files))
     return f"{len(files)} files ({sum(len(d) for _, d in files) >> 10} KiB) of autotuning picks copied from the judge's cache"

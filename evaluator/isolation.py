@@ -69,7 +69,7 @@ class Workdir:
         self.buffer_path = home / "out.bin"
         if is_root():
             os.chmod(home, 0o733)
-            as_user(self.uid, self.gid, lambda: self._make_runner_files(0o666))
+            self.as_owner(lambda: self._make_runner_files(0o666))
             os.chmod(home, 0o711)
         else:
             self._make_runner_files(0o600)
@@ -77,6 +77,13 @@ class Workdir:
         self.buffer_size = 0
         self.stdout_path = self.path / "stdout.log"
         self.stderr_path = self.path / "stderr.log"
+
+    def as_owner(self, fn) -> None:
+        """Run fn as the runner's user: in a forked child when that is another user (root judge)."""
+        if self.uid != os.getuid():
+            as_user(self.uid, self.gid, fn)
+        else:
+            fn()
 
     def _make_runner_files(self, buffer_mode: int) -> None:
         self.scratch.mkdir(mode=0o700)

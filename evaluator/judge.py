@@ -536,8 +536,9 @@ class Evaluation:
         # between `go` and `done` (pipe round trip, flush, event and synchronize, checksum) on the
         # same harness: a candidate whose gap is much larger is doing work the events do not see
         gaps = sorted(w - m - checks.FP_ALLOWANCE * c for m, w, c in base_pairs)
-        overhead = max(0.0, timing.median(gaps))
-        jitter = gaps[int(0.9 * (len(gaps) - 1))] - timing.median(gaps) if gaps else 0.0
+        mid = timing.median(gaps)
+        overhead = max(0.0, mid)
+        jitter = gaps[int(0.9 * (len(gaps) - 1))] - mid if gaps else 0.0
         excess = max(0.0, overhead - checks.OVERHEAD_CAP_MS[self.device])  # the cap is for pings
         pairs = [(m, w - excess, c) for m, w, c in pairs]
         disagreement = checks.clock_disagreement(pairs, overhead_ms=overhead, device=self.device,

@@ -2,8 +2,8 @@
 one function, in runner processes driven through the same prepare / go protocol (judge.py,
 baseline.py), so the ruler compares one code path with itself.
 
-GPU, after `go`: about a millisecond of memory writes (the clocks drop while the judge checks the
-last output), the L2 flush (a 256 MB write), then the gate (Gate below) and the start event, all
+GPU, after `go`: about 3 ms of memory writes (GPU_WARM_MS: the clocks drop while the judge checks
+the last output), the L2 flush (a 256 MB write), then the gate (Gate below) and the start event, all
 queued without a synchronize. The call is launched while the gate holds the GPU, the gate is
 released, and a device-wide synchronize comes before the end event, so work left on side streams
 is timed too. What is timed is the GPU's work from the gate's release to the last kernel's end,
