@@ -41,6 +41,8 @@ SECTIONS = ("matmul", "block", "sweep", "final", "compile")
 # check this script before spending GPU time
 DRY = os.environ.get("TUNE_DRY") == "1"
 DEV = "cpu" if DRY else "cuda"
+# TUNE_STAGES=attn,swiglu: the sweep section only times these keys of SWEEP (and their torch rows)
+STAGES = [k for k in os.environ.get("TUNE_STAGES", "").split(",") if k]
 DRY_SHAPES = {"matmul_bias_relu": [{"M": 200, "K": 64, "N": 136}],
               "transformer_block": [{"B": 2, "T": 40, "D": 256, "F": 320}]}
 
@@ -83,9 +85,13 @@ class Timer:
             t = time.perf_counter()
             fn()
             return (time.perf_counter() - t) * 1e3
-        for _ in range(warmup):
+        # at least `warmup` calls and 20 ms of them: a GPU left idle by a compile ramps its clocks
+        # up over milliseconds, and a variant timed straight after its compile read slow
+        t0, n = time.perf_counter(), 0
+        while n < warmup or time.perf_counter() - t0 < 0.02:
             fn()
-        torch.cuda.synchronize()
+            torch.cuda.synchronize()
+            n += 1
         times = []
         for _ in range(reps):
             self.buf.zero_()
@@ -270,10 +276,12 @@ SWEEP = {
     + [_v(128, 128, 64, 4, 3, True, "P2", RES_TMA=True)],
     "swiglu": [_v(128, 128, 64, 8, 4, True, "N", g) for g in (8, 16)]
     + [_v(128, 64, 64, 4, 3, True, "P2")],
+    # the example's own candidates (ATTN_CANDIDATES) are added in front when the sweep runs
     "attn": [
-        ("64x64 w4 s3", dict(BM=64, BN=64, num_warps=4, num_stages=3)),
-        ("128x64 w8 s3", dict(BM=128, BN=64, num_warps=8, num_stages=3)),
         ("128x128 w8 s3", dict(BM=128, BN=128, num_warps=8, num_stages=3)),
+        ("128x64 w8 s4", dict(BM=128, BN=64, num_warps=8, num_stages=4)),
+        ("128x128 w4 s2", dict(BM=128, BN=128, num_warps=4, num_stages=2)),
+        ("64x32 w4 s4", dict(BM=64, BN=32, num_warps=4, num_stages=4)),
     ],
     "rmsnorm": [(f"{e} elems w{w}", dict(ELEMS=e, num_warps=w)) for e, w in
                 ((4096, 4), (8192, 8))],
@@ -300,10 +308,16 @@ def section_sweep(res):
         _sync()
         sf = _stage_flops(shape)
         for key, variants in SWEEP.items():
+            if STAGES and key not in STAGES:
+                continue
+            if key == "attn":
+                variants = [(f"{c['BM']}x{c['BN']} w{c['num_warps']} s{c['num_stages']} (example)", c)
+                            for c in tb.ATTN_CANDIDATES] + variants
             for stage in {"resid": ("oproj", "down"), "rmsnorm": ("rmsnorm1",)}.get(key, (key,)):
                 ref = outs[stage]
                 for label, over in (variants[:2] if DRY else variants):
-                    cfg = dict(tb.GPU_CONFIG[_cfg_key(stage)], **over)
+                    base = tb.GPU_CONFIG[_cfg_key(stage)]
+                    cfg = dict(base if isinstance(base, dict) else {}, **over)  # attn: "pick"
                     dst = torch.empty_like(ref)
                     fn = _bind(tb, stage, ins, outs, dst, cfg)
                     try:
@@ -336,6 +350,8 @@ def section_sweep(res):
             "down": lambda: g @ w_down,
         }
         for stage, fn in refs.items():
+            if STAGES and _cfg_key(stage) not in STAGES and not ("resid" in STAGES and stage in ("oproj", "down")):
+                continue
             ms = timer(fn, reps=20, warmup=3)
             rows.append({"shape": shape, "stage": stage, "name": "torch (cuBLAS/SDPA/eager)",
                          "ms": ms, "tflops": _tflops(sf[stage], ms) if sf[stage] else None})

@@ -531,6 +531,8 @@ class Evaluation:
         row = {"shape": dict(shape), "candidate_ms": c, "eager_ms": e, "compile_ms": k, "wall_ms": w,
                "floor_ms": floor, "speedup_vs_compile": k / c if c > 0 else None,
                "speedup_vs_eager": e / c if c > 0 else None}
+        for side, xs in (("candidate", cand), ("eager", eager), ("compile", comp)):
+            row[f"{side}_p10_ms"], row[f"{side}_p90_ms"] = timing.quantile(xs, 0.1), timing.quantile(xs, 0.9)
         where = f"benchmark shape {_fmt(shape)}"
         # the yardstick for the candidate's wall clock is the trusted baselines' own overhead
         # between `go` and `done` (pipe round trip, flush, event and synchronize, checksum) on the

@@ -149,6 +149,8 @@ def _flat(value, where, limit=32):
 
 SHAPE_NUMBERS = ("candidate_ms", "eager_ms", "compile_ms", "wall_ms", "floor_ms",
                  "speedup_vs_compile", "speedup_vs_eager")
+# how the timed calls were spread around each median (10th and 90th percentile): a noisy run shows
+SHAPE_SPREAD = tuple(f"{side}_{q}_ms" for side in ("candidate", "eager", "compile") for q in ("p10", "p90"))
 
 
 def validate(obj) -> dict:
@@ -198,11 +200,14 @@ def validate(obj) -> dict:
     for i, row in enumerate(_list(obj.get("shapes", []), "shapes", MAX_SHAPES)):
         where = f"shapes[{i}]"
         _dict(row, where, 16)
-        if set(row) - {"shape", *SHAPE_NUMBERS}:
+        if set(row) - {"shape", *SHAPE_NUMBERS, *SHAPE_SPREAD}:
             _fail(where, "unknown keys")
         clean = {"shape": _shape(row.get("shape", {}), f"{where}.shape")}
         for key in SHAPE_NUMBERS:
             clean[key] = _number(row.get(key), f"{where}.{key}")
+        for key in SHAPE_SPREAD:
+            if key in row:
+                clean[key] = _number(row[key], f"{where}.{key}")
         shapes.append(clean)
     out["shapes"] = shapes
 

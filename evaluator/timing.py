@@ -26,7 +26,8 @@ GPU_FLUSH_BYTES = 256 << 20
 # max(GPU_WARM_MS, launch time) + the call: at 1 ms, the transformer-block example's Python launch
 # work (7 kernels, 12 tensor descriptors, 300 MB of allocations) outlasted the writes on the H200
 # and its wall exceeded the baselines' by ~1 ms, an honest kernel flagged clock_disagreement.
-GPU_WARM_MS = 3.0
+# EVALUATOR_GPU_WARM_MS (the operator's, passed to both runners alike) is for A/B runs in bench/.
+GPU_WARM_MS = float(os.environ.get("EVALUATOR_GPU_WARM_MS", 3.0))
 GATE_TIMEOUT_NS = 20_000_000  # a call that synchronizes inside is held this long at most
 CPU_FLUSH_BYTES = 32 << 20
 
@@ -169,6 +170,17 @@ def time_call(fn, inputs, device: str, flusher: Flusher | None = None, after=Non
 
 def median(xs) -> float:
     return statistics.median(xs) if xs else math.nan
+
+
+def quantile(xs, q: float) -> float:
+    """The q-quantile by linear interpolation between order statistics (nan when empty)."""
+    if not xs:
+        return math.nan
+    s = sorted(xs)
+    pos = q * (len(s) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
 def rel_se_of_median(xs) -> float:

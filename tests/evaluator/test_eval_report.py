@@ -77,3 +77,16 @@ def test_the_verdict_follows_from_the_codes():
         "deferred_write", "nondeterministic", "below_floor", "clock_disagreement",
         "too_fast_vs_compile", "suspicious_source", "no_kernel_launched", "extra_threads", "sandbox",
         "sanitizer"}
+
+
+def test_the_spread_of_timed_calls_is_optional_and_checked():
+    r = good()
+    r["shapes"][0].update(candidate_p10_ms=0.13, candidate_p90_ms=0.16)
+    assert validate(r)["shapes"][0]["candidate_p90_ms"] == 0.16
+    r["shapes"][0]["candidate_p90_ms"] = -1.0
+    with pytest.raises(ReportError, match="candidate_p90_ms"):
+        validate(r)
+    r["shapes"][0].pop("candidate_p90_ms")
+    r["shapes"][0]["candidate_p50_ms"] = 0.14  # not a known key
+    with pytest.raises(ReportError, match="unknown keys"):
+        validate(r)

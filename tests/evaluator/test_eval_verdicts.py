@@ -32,6 +32,8 @@ def test_the_honest_triton_softmax_is_verified_when_ranked(evaluate, honest):
     for key in ("candidate_ms", "eager_ms", "compile_ms", "wall_ms", "floor_ms"):
         assert row[key] > 0, key
     assert row["candidate_ms"] <= row["wall_ms"]
+    for side in ("candidate", "eager", "compile"):  # the spread of the timed calls is reported
+        assert 0 < row[f"{side}_p10_ms"] <= row[f"{side}_ms"] <= row[f"{side}_p90_ms"], side
     assert r["phases"]["correctness_s"] > 0 and r["phases"]["timing_s"] > 0
     assert r["versions"]["torch"] and r["versions"]["triton"]
     assert r["ceilings"]["source"] == "estimate"
