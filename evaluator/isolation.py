@@ -25,7 +25,8 @@ PR_SET_DUMPABLE = 4
 ENV_PASSTHROUGH = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES",
                    "TORCH_CUDA_ARCH_LIST", "LANG", "LC_ALL", "TZ", "EVALUATOR_PID_NAMESPACE",
                    "PYTHONFAULTHANDLER",  # a crashing runner's stack, in the report's logs
-                   "EVALUATOR_GPU_WARM_MS")  # the timing's pre-flush writes (bench A/B runs)
+                   # the timing's pre-flush writes and gate hold (A/B runs in bench/)
+                   "EVALUATOR_GPU_WARM_MS", "EVALUATOR_GPU_GATE_HOLD_MS")
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 
 

@@ -2,7 +2,7 @@
 one function, in runner processes driven through the same prepare / go protocol (judge.py,
 baseline.py), so the ruler compares one code path with itself.
 
-GPU, after `go`: about 3 ms of memory writes (GPU_WARM_MS: the clocks drop while the judge checks
+GPU, after `go`: about 1 ms of memory writes (GPU_WARM_MS: the clocks drop while the judge checks
 the last output), the L2 flush (a 256 MB write), then the gate (Gate below) and the start event, all
 queued without a synchronize. The call is launched while the gate holds the GPU, the gate is
 released, and a device-wide synchronize comes before the end event, so work left on side streams
@@ -23,12 +23,19 @@ import torch
 GPU_FLUSH_BYTES = 256 << 20
 # Writes queued before the flush: the clocks are up when the call starts, and the GPU is busy for
 # this long while the runner launches the call behind the gate. The judge's wall clock then reads
-# max(GPU_WARM_MS, launch time) + the call: at 1 ms, the transformer-block example's Python launch
-# work (7 kernels, 12 tensor descriptors, 300 MB of allocations) outlasted the writes on the H200
-# and its wall exceeded the baselines' by ~1 ms, an honest kernel flagged clock_disagreement.
+# max(GPU_WARM_MS, launch time) + the call. 3 ms was tried (session 4, docs/gpu-results.md): it
+# made memory-bound timings much noisier on the H200 (softmax's compile p90/p10 1.4 against 1.1,
+# scores 1.08-1.40 against 1.11-1.14 at 1 ms, alternated in one call), so 1 ms it is; a slow
+# launch (the block's) is covered by the clock check's jitter allowance instead (checks.py).
 # EVALUATOR_GPU_WARM_MS (the operator's, passed to both runners alike) is for A/B runs in bench/.
-GPU_WARM_MS = float(os.environ.get("EVALUATOR_GPU_WARM_MS", 3.0))
+GPU_WARM_MS = float(os.environ.get("EVALUATOR_GPU_WARM_MS", 1.0))
 GATE_TIMEOUT_NS = 20_000_000  # a call that synchronizes inside is held this long at most
+# The gate spins at least this long, released or not: the GPU stays busy (SM clocks up, no memory
+# traffic) while up to GPU_WARM_MS + GATE_HOLD_MS of launch work is queued, so the judge's wall
+# clock reads the same max(...) + the call for a slow launcher (the block's Python launch of 7
+# kernels and 12 descriptors, ~2.5 ms) as for a fast one. Spinning instead of 3 ms of writes:
+# the writes made memory-bound timings noisy (GPU_WARM_MS above).
+GATE_HOLD_MS = float(os.environ.get("EVALUATOR_GPU_GATE_HOLD_MS", 2.0))
 CPU_FLUSH_BYTES = 32 << 20
 
 # CPU "ceilings": deliberately above any CPU, so the floor only catches impossible times
@@ -103,7 +110,8 @@ class Gate:
 
     def arm(self) -> int:
         self.token += 1
-        compiled = self.kernel[(self.blocks,)](self.flag, self.token, GATE_TIMEOUT_NS, num_warps=32)
+        compiled = self.kernel[(self.blocks,)](self.flag, self.token, GATE_TIMEOUT_NS,
+                                               int(GATE_HOLD_MS * 1e6), num_warps=32)
         self.regs = getattr(compiled, "n_regs", None)
         return self.token
 

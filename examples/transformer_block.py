@@ -321,14 +321,12 @@ def _attn_kernel(qd, kvd, o, T, H, D, s_t, s_ot, qk_scale,
 
 
 # Attention tiles tried at the first call of each (B, T, H) on a GPU with descriptors: the
-# fastest one then serves every later call of that size. Session 1's fixed 64x64 tile ran 15-47 %
-# behind PyTorch's flash attention; wider query tiles (two warpgroups) are the usual fix on Hopper.
+# fastest one then serves every later call of that size. The two winners of session 4's sweep of
+# nine tiles (docs/examples.md): 128x128 with 8 warps at B4 T2048 (0.201 ms, the next 0.209) and
+# 64x64 with 4 warps at B1 T4096 (0.303 ms, the next 0.326).
 ATTN_CANDIDATES = (
     dict(BM=64, BN=64, num_warps=4, num_stages=3),
-    dict(BM=128, BN=64, num_warps=8, num_stages=3),
-    dict(BM=128, BN=128, num_warps=8, num_stages=2),
-    dict(BM=128, BN=64, num_warps=4, num_stages=3),
-    dict(BM=128, BN=32, num_warps=4, num_stages=4),
+    dict(BM=128, BN=128, num_warps=8, num_stages=3),
 )
 ATTN_DEFAULT = ATTN_CANDIDATES[0]
 # below this many score entries (B * H * T * T) the attention is a few microseconds whatever the
@@ -337,9 +335,9 @@ ATTN_PICK_MIN_SCORES = 1 << 26
 _ATTN_PICK = {}
 
 
-def _pick_attention(run, candidates, rounds=3, reps=5):
+def _pick_attention(run, candidates, rounds=5, reps=5):
     """The candidate `run(cfg)` finishes fastest, by the median of rounds x reps CUDA-event timings.
-    Every candidate is compiled first; the GPU is then kept busy for ~20 ms (idle clocks ramp up
+    Every candidate is compiled first; the GPU is then kept busy for ~50 ms (idle clocks ramp up
     slowly: session 3's picks, timed straight after each compile, read 25-45 % slow and
     disagreed with the per-stage sweep); the rounds interleave the candidates, so a clock change
     touches all of them alike. Returns (cfg, median ms) or (None, None) when none ran."""
@@ -355,7 +353,7 @@ def _pick_attention(run, candidates, rounds=3, reps=5):
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     warm = time.perf_counter()
-    while time.perf_counter() - warm < 0.02:
+    while time.perf_counter() - warm < 0.05:
         run(alive[0])
         torch.cuda.synchronize()
     times = [[] for _ in alive]
