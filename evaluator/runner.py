@@ -124,7 +124,7 @@ class Harness:
                 if session == 0:
                     before = _thread_count()
             self.profiler_growth = max(0, _thread_count() - before)
-        self.flusher = Flusher(self.device)
+        self.flusher = Flusher(self.device, hold_ms=self.task.gpu_gate_hold_ms)
         self._warm_triton()
 
     def _warm_triton(self):
