@@ -340,7 +340,7 @@ def _pick_attention(run, candidates, rounds=5, reps=5):
     Every candidate is compiled first; the GPU is then kept busy for ~50 ms (idle clocks ramp up
     slowly: session 3's picks, timed straight after each compile, read 25-45 % slow and
     disagreed with the per-stage sweep); the rounds interleave the candidates, so a clock change
-    touches all of them alike. Returns (cfg, median ms) or (None, None) when none ran."""
+    touches all of them alike. Returns (cfg, {label: median ms}) or (None, {}) when none ran."""
     alive = []
     for cand in candidates:
         try:
@@ -349,7 +349,7 @@ def _pick_attention(run, candidates, rounds=5, reps=5):
         except Exception:  # e.g. a tile over the shared-memory limit: skip it
             continue
     if not alive:
-        return None, None
+        return None, {}
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     warm = time.perf_counter()
@@ -367,7 +367,11 @@ def _pick_attention(run, candidates, rounds=5, reps=5):
                 times[i].append(start.elapsed_time(end))
     medians = [sorted(t)[len(t) // 2] for t in times]
     best = min(range(len(alive)), key=medians.__getitem__)
-    return alive[best], medians[best]
+    return alive[best], {_label(c): m for c, m in zip(alive, medians)}
+
+
+def _label(cfg):
+    return f"{cfg['BM']}x{cfg['BN']} w{cfg['num_warps']} s{cfg['num_stages']}"
 
 
 def _attention(qkv, o, B, T, H, cfg):
@@ -380,8 +384,9 @@ def _attention(qkv, o, B, T, H, cfg):
         if key not in _ATTN_PICK:
             best, ms = _pick_attention(lambda c: _attention(qkv, o, B, T, H, c), ATTN_CANDIDATES)
             _ATTN_PICK[key] = best or ATTN_DEFAULT
-            # which tile won lands in the evaluation report's logs (stderr): the next tuning step
-            print(f"attention B={B} T={T} H={H}: {best} ({ms * 1e3:.0f} us)" if best
+            # every tile's time lands in the evaluation report's logs (stderr): the next tuning step
+            times = ", ".join(f"{k} {v * 1e3:.0f} us" for k, v in ms.items())
+            print(f"attention B={B} T={T} H={H}: picked {_label(best)} ({times})" if best
                   else "attention: no candidate ran", file=sys.stderr)
         cfg = _ATTN_PICK[key]
     tma = _tma_ok(qkv)
