@@ -97,8 +97,25 @@ def audit_for_submission(*, submission: Submission) -> QuerySet[AuditEntry]:
     return AuditEntry.objects.filter(submission=submission).select_related("actor").order_by("created_at")
 
 
+# a side whose timed calls spread wider than this (p90 - p10, relative to the median) marks the
+# run noisy: on session 4's H200 a quiet run's widest band was ~15 %, a disturbed one's 35-50 %
+NOISY_BAND = 0.25
+
+
+def _widest_band(row: dict) -> float | None:
+    """The widest (p90 - p10) / median over candidate, eager and compile; None for reports that
+    carry no percentiles (before session 4)."""
+    bands = []
+    for side in ("candidate", "eager", "compile"):
+        lo, mid, hi = (row.get(f"{side}_p10_ms"), row.get(f"{side}_ms"), row.get(f"{side}_p90_ms"))
+        if lo is not None and hi is not None and mid:
+            bands.append((hi - lo) / mid)
+    return max(bands) if bands else None
+
+
 def shape_rows(*, submission: Submission) -> list[dict]:
-    """Per benchmark shape of a result: the report's row plus the floor used and % of it."""
+    """Per benchmark shape of a result: the report's row plus the floor used, % of it, and how
+    widely the timed calls spread (`band`, `noisy`)."""
     from leaderboard.services import floor_ms_for
 
     report = submission.report or {}
@@ -107,8 +124,11 @@ def shape_rows(*, submission: Submission) -> list[dict]:
         floor = floor_ms_for(task=submission.task, device_type=submission.device_type,
                              shape=row.get("shape"), report_floor_ms=row.get("floor_ms"))
         cand = row.get("candidate_ms")
+        band = _widest_band(row)
         rows.append({**row, "floor_ms": floor,
-                     "pct_of_floor": floor / cand * 100 if floor and cand and cand > 0 else None})
+                     "pct_of_floor": floor / cand * 100 if floor and cand and cand > 0 else None,
+                     "band_pct": band * 100 if band is not None else None,
+                     "noisy": band is not None and band > NOISY_BAND})
     return rows
 
 

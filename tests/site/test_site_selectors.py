@@ -97,3 +97,19 @@ def test_shape_rows_give_the_percent_of_the_floor(task, owner):
     floor = 2 * 8192 * 8192 * 4 / 4.27e12 * 1e3
     assert row["floor_ms"] == pytest.approx(floor)
     assert row["pct_of_floor"] == pytest.approx(floor / 0.2 * 100)
+
+
+def test_shape_rows_say_how_widely_the_timed_calls_spread(task, owner):
+    sub = make_done(task, owner, candidate_ms=0.2)
+    assert selectors.shape_rows(submission=sub)[0]["band_pct"] is None  # an older report
+    row = sub.report["shapes"][0]
+    row.update(candidate_p10_ms=0.19, candidate_p90_ms=0.21,
+               eager_p10_ms=row["eager_ms"] * 0.95, eager_p90_ms=row["eager_ms"] * 1.05,
+               compile_p10_ms=row["compile_ms"] * 0.9, compile_p90_ms=row["compile_ms"] * 1.1)
+    sub.save()
+    (quiet,) = selectors.shape_rows(submission=sub)
+    assert quiet["band_pct"] == pytest.approx(20.0) and not quiet["noisy"]
+    row["compile_p90_ms"] = row["compile_ms"] * 1.3  # a slow tail on one side
+    sub.save()
+    (noisy,) = selectors.shape_rows(submission=sub)
+    assert noisy["band_pct"] == pytest.approx(40.0) and noisy["noisy"]

@@ -241,3 +241,19 @@ def test_a_test_mode_result_has_no_timing_table(client, task, owner):
     html = client.get(reverse("submission_detail", args=[sub.pk])).content.decode()
     assert 'id="shapes"' not in html and 'id="tests"' in html
     assert "Speedup over torch.compile" not in html
+
+
+def test_submission_page_marks_a_noisy_timing_run(client, task, owner):
+    sub = make_done(task, owner, speedup=1.1)
+    row = sub.report["shapes"][0]
+    row.update(candidate_p10_ms=0.14, candidate_p90_ms=0.16, eager_p10_ms=0.26, eager_p90_ms=0.28,
+               compile_p10_ms=0.15, compile_p90_ms=0.17)
+    sub.save()
+    client.force_login(owner)
+    url = reverse("submission_detail", args=[sub.pk])
+    shapes = re.search(r'<table id="shapes">.*?</table>', client.get(url).content.decode(), re.S).group(0)
+    assert "13 %" in shapes and "noisy run" not in shapes  # widest band: 0.02 / 0.15
+    row["candidate_p90_ms"] = 0.21
+    sub.save()
+    shapes = re.search(r'<table id="shapes">.*?</table>', client.get(url).content.decode(), re.S).group(0)
+    assert "47 %" in shapes and "noisy run" in shapes
