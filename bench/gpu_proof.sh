@@ -82,17 +82,20 @@ for stage in $STAGES; do
         timeout ${SANITIZE_TIMEOUT:-300} $PY -m evaluator run "$f" --task softmax --device cuda --json "$OUT/sanitize_$n.json" 2>&1 | tail -6
       done ;;
     spread)
+      # every timed call's ms go to samples/ (judge.py _write_samples): the estimator study below
       for i in 1 2 3 4 5; do
-        EVALUATOR_SANITIZE=0 timeout 200 $PY -m evaluator run examples/softmax.py --task softmax --device cuda --json "$OUT/spread_$i.json" 2>&1 | grep -i speedup
-      done ;;
+        EVALUATOR_SAMPLES_DIR="$OUT/samples" EVALUATOR_SANITIZE=0 timeout 200 $PY -m evaluator run examples/softmax.py --task softmax --device cuda --json "$OUT/spread_$i.json" 2>&1 | grep -i speedup
+      done
+      $PY bench/spread_estimators.py "$OUT/samples" --json "$OUT/spread_estimators.json" ;;
     spreadab)
       # the same spread, alternating two settings of the timing (SPREAD_AB: two VAR=VALUE words;
       # default: 1 and 3 ms of pre-flush writes)
       for i in $(seq 1 ${SPREAD_RUNS:-3}); do
         for setting in ${SPREAD_AB:-EVALUATOR_GPU_WARM_MS=1 EVALUATOR_GPU_WARM_MS=3}; do
-          env "$setting" EVALUATOR_SANITIZE=0 timeout 200 $PY -m evaluator run examples/softmax.py --task softmax --device cuda --json "$OUT/spread_${setting##*_}_$i.json" 2>&1 | grep -i speedup | sed "s/^/$setting: /"
+          env "$setting" EVALUATOR_SAMPLES_DIR="$OUT/samples_${setting##*_}" EVALUATOR_SANITIZE=0 timeout 200 $PY -m evaluator run examples/softmax.py --task softmax --device cuda --json "$OUT/spread_${setting##*_}_$i.json" 2>&1 | grep -i speedup | sed "s/^/$setting: /"
         done
-      done ;;
+      done
+      for d in "$OUT"/samples_*; do echo "$d"; $PY bench/spread_estimators.py "$d"; done ;;
     tune)
       TUNE_STAGES=${TUNE_STAGES:-attn} timeout ${TUNE_TIMEOUT:-300} $PY bench/tune_examples.py --sections ${TUNE_SECTIONS:-sweep} --out "$OUT/tune" 2>&1 | tail -30 ;;
   esac

@@ -7,6 +7,7 @@ is timed.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import platform
@@ -53,6 +54,20 @@ def judge_cache_dir() -> str | None:
     except OSError:
         return None
     return path
+
+
+def _write_samples(task: str, samples: list) -> None:
+    """With EVALUATOR_SAMPLES_DIR set (the operator's, for bench/ runs), every timed call's ms of
+    every side, in call order, go to a JSON file there: what the spread of scores is made of.
+    Rounds are `block` calls per side; in round r the sides run in the order (candidate, eager,
+    compile) rotated by r."""
+    where = os.environ.get("EVALUATOR_SAMPLES_DIR")
+    if not where:
+        return
+    os.makedirs(where, exist_ok=True)
+    path = os.path.join(where, f"{task}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json")
+    with open(path, "w") as f:
+        json.dump({"task": task, "shapes": samples}, f)
 
 
 def shape_size(shape: dict) -> int:
@@ -394,6 +409,7 @@ class Evaluation:
         t = time.monotonic()
         warmup, block, min_rounds, max_rounds, target, budget = self.reps
         rows = []
+        samples = []  # every timed call's ms, in call order (bench/spread_estimators.py reads them)
         for j, shape in enumerate(self.bench_shapes):
             where = f"benchmark shape {_fmt(shape)}"
             seq = iter(range(1 << 30))
@@ -436,12 +452,14 @@ class Evaluation:
                     break
             rows.append(self._shape_row(shape, cand, walls, times["eager"], times["compile"], pairs,
                                         base_pairs))
+            samples.append({"shape": dict(shape), "block": block, "candidate": cand, **times})
             moved = checks.prepare_disagreement(prep["cand"], prep["base"], device=self.device)
             if moved:
                 self.codes.append(("clock_disagreement", f"{where}: {moved}"))
         self._recheck()
         self.report["shapes"] = rows
         self.report["phases"]["timing_s"] = time.monotonic() - t
+        _write_samples(self.task_name, samples)
 
     def _recheck(self):
         """Fresh inputs on the test shapes after timing, called exactly like timed calls."""
