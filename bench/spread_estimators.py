@@ -22,14 +22,10 @@ import math
 import os
 import statistics
 import sys
+from pathlib import Path
 
-
-def quantile(xs, q):
-    s = sorted(xs)
-    pos = q * (len(s) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from evaluator.timing import quantile  # noqa: E402
 
 
 def trimmed_mean(xs, cut=0.1):

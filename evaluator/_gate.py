@@ -1,6 +1,7 @@
 """The timing gate's kernel (timing.Gate): every block spins until the flag holds this call's
-token and at least hold_ns have passed, or until the timeout passes. Module level, like _warm.py, so the kernel's globals hold `tl`.
-Marked internal: the runner's launch hook does not count it as the submission's kernel."""
+token and at least hold_ns have passed, or until the timeout passes. Module level, like _warm.py,
+so the kernel's globals hold `tl`. Marked internal: the runner's launch hook does not count it as
+the submission's kernel."""
 import triton
 import triton.language as tl
 
