@@ -64,8 +64,10 @@ def empty(*, task: str, mode: str, device: str) -> dict:
         "speedup_vs_eager": None,
         "shapes": [],
         "tests": [],
+        # sandbox_s: the sandbox's own time around the evaluation (create, start, exit, read the
+        # report, remove), filled in by sandbox.evaluate; 0 for an evaluation run without one
         "phases": {"startup_s": 0.0, "compile_s": 0.0, "correctness_s": 0.0, "timing_s": 0.0,
-                   "sanitizer_s": 0.0},
+                   "sanitizer_s": 0.0, "sandbox_s": 0.0},
         "kernels_launched": [],
         "sanitizer": [],
         "logs": "",

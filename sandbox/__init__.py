@@ -124,5 +124,9 @@ def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str |
     if device == "cuda":
         gpu.ensure_idle(index, "after")
     wall = time.monotonic() - started
+    overhead = max(0.0, wall - outcome.payload_s)
+    # the report's time split gains the sandbox's own part (set here, on the host, not by the box)
+    if isinstance(report.get("phases"), dict):
+        report["phases"]["sandbox_s"] = round(overhead, 3)
     return SandboxResult(report=report, logs=outcome.logs, backend=chosen.NAME,
-                         overhead_s=max(0.0, wall - outcome.payload_s), wall_s=wall)
+                         overhead_s=overhead, wall_s=wall)

@@ -126,6 +126,8 @@ def test_overhead_is_measured(backend):
     assert res.backend == backend
     assert 0 < res.overhead_s < res.wall_s
     assert res.overhead_s < 5
+    # the report's time split carries it, next to the evaluation's own phases
+    assert res.report["phases"]["sandbox_s"] == pytest.approx(res.overhead_s, abs=1e-3)
 
 
 # ---- choosing a backend ----------------------------------------------------------------------
