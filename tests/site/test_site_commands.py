@@ -66,6 +66,10 @@ def test_evaluate_runs_what_a_worker_runs(tmp_path, capsys, require_sandbox, mon
     report = json.loads(out_json.read_text())
     assert report["task"] == "softmax" and report["mode"] == "test" and report["device"] == "cpu"
     assert f"verdict: {report['verdict']}" in out and "sandbox: " in out
+    # the time split, the sandbox's own part included
+    assert report["phases"]["sandbox_s"] > 0 and report["phases"]["correctness_s"] > 0
+    time_line = next(line for line in out.splitlines() if line.startswith("time: "))
+    assert "correctness " in time_line and "sandbox " in time_line
 
 
 def test_evaluate_refuses_bad_files(tmp_path):

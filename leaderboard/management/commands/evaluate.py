@@ -66,4 +66,7 @@ class Command(BaseCommand):
                 sp = row.get("speedup_vs_compile")
                 w(f"{json.dumps(row['shape']):<28}{ms(row.get('candidate_ms')):>14}{ms(row.get('eager_ms')):>12}"
                   f"{ms(row.get('compile_ms')):>12}{(f'{sp:.3f}x' if sp else '-'):>12}{(f'{pct:.0f}' if pct else '-'):>9}")
+        phases = report.get("phases") or {}
+        if phases:
+            w("time: " + ", ".join(f"{k.removesuffix('_s')} {v:.1f}s" for k, v in phases.items()))
         w(f"sandbox: {result.backend}, {result.wall_s:.1f} s wall ({result.overhead_s:.1f} s overhead)")
