@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The GPU proof (issue 6), one command on a GPU host:   bench/gpu_proof.sh OUTDIR [stage ...]
-# Stages (default: all, in this order): smoke probe diag compilevar examples calibrate baselines exploits sandbox
-# sanitizer spread; on request also spreadab (the spread with 1 and 3 ms of pre-flush writes, alternated)
-# and tune (bench/tune_examples.py, TUNE_SECTIONS / TUNE_STAGES). Task lists: EXAMPLE_TASKS, CAL_TASKS (default all five), COMPILEVAR_TASKS
-# (default softmax), BASELINE_TASKS (comma-separated; default all five), EXPLOITS_K (a pytest -k
-# expression: only those exploit tests). Each writes JSON/logs under OUTDIR, which ends packed as OUTDIR.tgz (the
+# Stages (default: all, in this order): smoke probe diag compilevar examples calibrate baselines
+# exploits sandbox sanitizer spread; on request also spreadab (the spread alternating two timing
+# settings, SPREAD_AB) and tune (bench/tune_examples.py, TUNE_SECTIONS / TUNE_STAGES).
+# Task lists: EXAMPLE_TASKS, CAL_TASKS (default all five), COMPILEVAR_TASKS (default softmax),
+# BASELINE_TASKS (comma-separated; default all five), EXPLOITS_K (a pytest -k expression: only
+# those exploit tests). Each writes JSON/logs under OUTDIR, which ends packed as OUTDIR.tgz (the
 # device tool returns at most 8 files). docs/gpu-results.md quotes them. Runs as root (the judge
 # drops the runner to uid 65534). A whole run is ~25 min: split it over calls of 10 min.
 set -uo pipefail
