@@ -19,6 +19,10 @@ TASKS="softmax layernorm gelu_bias_residual matmul_bias_relu transformer_block"
 stamp() { date +%s.%N; }
 since() { $PY -c "import sys,time;print(round(time.time()-float(sys.argv[1]),2))" "$1"; }
 took() { echo "$1 $(since "$2")" >> "$OUT/stage_seconds.txt"; }
+# one ranked evaluation of examples/softmax.py for the spread stages: spread_eval JSON SAMPLES_DIR
+spread_eval() {
+  EVALUATOR_SAMPLES_DIR="$2" EVALUATOR_SANITIZE=0 timeout 200 $PY -m evaluator run examples/softmax.py --task softmax --device cuda --json "$1" 2>&1 | grep -i speedup
+}
 
 for stage in $STAGES; do
   t0=$(stamp)
@@ -85,7 +89,7 @@ for stage in $STAGES; do
     spread)
       # every timed call's ms go to samples/ (judge.py _write_samples): the estimator study below
       for i in 1 2 3 4 5; do
-        EVALUATOR_SAMPLES_DIR="$OUT/samples" EVALUATOR_SANITIZE=0 timeout 200 $PY -m evaluator run examples/softmax.py --task softmax --device cuda --json "$OUT/spread_$i.json" 2>&1 | grep -i speedup
+        spread_eval "$OUT/spread_$i.json" "$OUT/samples"
       done
       $PY bench/spread_estimators.py "$OUT/samples" --json "$OUT/spread_estimators.json" ;;
     spreadab)
@@ -93,7 +97,7 @@ for stage in $STAGES; do
       # default: 1 and 3 ms of pre-flush writes)
       for i in $(seq 1 ${SPREAD_RUNS:-3}); do
         for setting in ${SPREAD_AB:-EVALUATOR_GPU_WARM_MS=1 EVALUATOR_GPU_WARM_MS=3}; do
-          env "$setting" EVALUATOR_SAMPLES_DIR="$OUT/samples_${setting##*_}" EVALUATOR_SANITIZE=0 timeout 200 $PY -m evaluator run examples/softmax.py --task softmax --device cuda --json "$OUT/spread_${setting##*_}_$i.json" 2>&1 | grep -i speedup | sed "s/^/$setting: /"
+          (export "${setting?}"; spread_eval "$OUT/spread_${setting##*_}_$i.json" "$OUT/samples_${setting##*_}") | sed "s/^/$setting: /"
         done
       done
       for d in "$OUT"/samples_*; do echo "$d"; $PY bench/spread_estimators.py "$d"; done ;;

@@ -313,8 +313,7 @@ def section_sweep(res):
             if STAGES and key not in STAGES:
                 continue
             if key == "attn":
-                variants = [(f"{c['BM']}x{c['BN']} w{c['num_warps']} s{c['num_stages']} (example)", c)
-                            for c in tb.ATTN_CANDIDATES] + variants
+                variants = [(f"{tb._label(c)} (example)", c) for c in tb.ATTN_CANDIDATES] + variants
             for stage in {"resid": ("oproj", "down"), "rmsnorm": ("rmsnorm1",)}.get(key, (key,)):
                 ref = outs[stage]
                 for label, over in (variants[:2] if DRY else variants):

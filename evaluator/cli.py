@@ -11,6 +11,8 @@ import signal
 import sys
 from pathlib import Path
 
+from .report import time_split
+
 
 class UsageError(Exception):
     pass
@@ -122,7 +124,7 @@ def summary(r: dict) -> str:
     for code, reason in zip(r["reason_codes"], r["reasons"]):
         lines.append(f"  - [{code}] {reason}")
     phases = r.get("phases", {})
-    lines.append("  time: " + ", ".join(f"{k[:-2]} {v:.1f}s" for k, v in phases.items()))
+    lines.append("  time: " + time_split(phases))
     return "\n".join(lines)
 
 

@@ -78,6 +78,11 @@ def empty(*, task: str, mode: str, device: str) -> dict:
 
 # ---- validation of untrusted reports ---------------------------------------------------------
 
+def time_split(phases: dict) -> str:
+    """One line of where the evaluation's time went: "startup 0.0s, compile 12.7s, ..."."""
+    return ", ".join(f"{k.removesuffix('_s')} {v:.1f}s" for k, v in phases.items())
+
+
 def _fail(where: str, what: str):
     raise ReportError(f"{where}: {what}")
 

@@ -42,6 +42,7 @@ class Command(BaseCommand):
         self._summary(report, result)
 
     def _summary(self, report, result):
+        from evaluator.report import time_split
         from leaderboard.models import Task
 
         w = self.stdout.write
@@ -68,5 +69,5 @@ class Command(BaseCommand):
                   f"{ms(row.get('compile_ms')):>12}{(f'{sp:.3f}x' if sp else '-'):>12}{(f'{pct:.0f}' if pct else '-'):>9}")
         phases = report.get("phases") or {}
         if phases:
-            w("time: " + ", ".join(f"{k.removesuffix('_s')} {v:.1f}s" for k, v in phases.items()))
+            w("time: " + time_split(phases))
         w(f"sandbox: {result.backend}, {result.wall_s:.1f} s wall ({result.overhead_s:.1f} s overhead)")
