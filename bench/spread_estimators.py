@@ -7,7 +7,10 @@ shapes) and the spread max/min - 1.
     python bench/spread_estimators.py DIR [--json OUT]
 
 Estimators, each applied alike to the candidate and to torch.compile:
-  median         what the evaluator reports: median of all timed calls of each side
+  median         what the evaluator reports: median of each side's stream times (to an event on
+                 the call's stream), the candidate's plus its after-stream excess (judge.py)
+  sync_median    the ruler of sessions 1-4: median of the full times (to an end event recorded
+                 after a device-wide synchronize: the host's return from it included)
   round_ratio    per round, median(compile block) / median(candidate block); median of those
                  (drifts slower than one round cancel)
   p25            25th percentile of each side
@@ -40,8 +43,12 @@ def rounds(xs, block):
 
 
 def shape_ratio(row: dict, estimator: str) -> float:
-    cand, comp = row["candidate"], row["compile"]
+    excess = row.get("candidate_after_stream_ms", 0.0)
+    cand, comp = [x + excess for x in row["candidate"]], row["compile"]
     if estimator == "median":
+        return statistics.median(comp) / statistics.median(cand)
+    if estimator == "sync_median":  # samples from before session 5 have only the full times
+        cand, comp = row.get("candidate_sync", row["candidate"]), row.get("compile_sync", row["compile"])
         return statistics.median(comp) / statistics.median(cand)
     if estimator == "p25":
         return quantile(comp, 0.25) / quantile(cand, 0.25)
@@ -53,7 +60,7 @@ def shape_ratio(row: dict, estimator: str) -> float:
     raise ValueError(estimator)
 
 
-ESTIMATORS = ("median", "round_ratio", "p25", "trimmed_mean")
+ESTIMATORS = ("median", "sync_median", "round_ratio", "p25", "trimmed_mean")
 
 
 def score(samples: dict, estimator: str) -> float:
@@ -61,9 +68,19 @@ def score(samples: dict, estimator: str) -> float:
     return math.exp(statistics.fmean(math.log(r) for r in ratios))
 
 
+def gaps(row: dict) -> dict | None:
+    """Median full-minus-stream time per side (the host's return from the synchronize, plus any
+    work left on other streams), in us; None for samples without stream times."""
+    if "candidate_sync" not in row:
+        return None
+    return {side: 1e3 * statistics.median(f - s for f, s in zip(row[f"{side}_sync"], row[side]))
+            for side in ("candidate", "eager", "compile")}
+
+
 def analyse(paths: list[str]) -> dict:
     runs = [json.load(open(p)) for p in paths]
-    out = {"files": [os.path.basename(p) for p in paths], "estimators": {}}
+    out = {"files": [os.path.basename(p) for p in paths], "estimators": {},
+           "gaps_us": [[gaps(row) for row in r["shapes"]] for r in runs]}
     for est in ESTIMATORS:
         scores = [score(r, est) for r in runs]
         out["estimators"][est] = {"scores": scores, "spread": max(scores) / min(scores) - 1}
@@ -82,6 +99,9 @@ def main(argv=None) -> int:
     out = analyse(paths)
     for est, r in out["estimators"].items():
         print(f"{est:13s} spread {r['spread'] * 100:5.2f} %   " + " ".join(f"{s:.3f}" for s in r["scores"]))
+    for name, rows in zip(out["files"], out["gaps_us"]):
+        for g in filter(None, rows):
+            print(f"{name}: after-stream gap (us) " + ", ".join(f"{k} {v:.1f}" for k, v in g.items()))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

@@ -13,6 +13,7 @@ import os
 import platform
 import secrets
 import stat
+import statistics
 import time
 
 from . import baseline, channel, checks, compile_seed, isolation, report, scan, upload
@@ -28,6 +29,9 @@ REPS = {
 # per call: the first call on a shape may JIT-compile or autotune; later ones may not take long
 FIRST_CALL_LIMIT_S = float(os.environ.get("EVALUATOR_FIRST_CALL_LIMIT_S", 120))
 CALL_LIMIT_S = float(os.environ.get("EVALUATOR_CALL_LIMIT_S", 30))
+# flag a candidate whose device stays busy after its stream ends (side streams) by more than this
+AFTER_STREAM_ABS_MS = 0.02
+AFTER_STREAM_REL = 0.05
 FLOOR_MARGIN = 0.9  # flag a median under 90 % of the roofline floor (the ceilings are measured)
 PROBE_SLOWDOWN = 1.5  # GPU probe while the runner is stopped vs before it started
 SMALL_SHAPES_CPU = 3  # on CPU only this many of the smallest test shapes are called twice / re-checked
@@ -334,6 +338,7 @@ class Evaluation:
         done = self._expect("done", limit)
         wall = (time.perf_counter() - t) * 1e3
         ms = checks.number(done, "ms")
+        self._stream_ms = _stream_ms(done, ms)
         claimed = done.get("fp")
         if claimed is not None and (isinstance(claimed, bool) or not isinstance(claimed, int)):
             raise checks.protocol("'fp' must be an integer")
@@ -424,8 +429,12 @@ class Evaluation:
                 for fn in BASELINES:
                     for _ in range(warmup):
                         self._base_call(fn, shape, seed(fn))
-            cand, walls = [], []
+            # per side: the scored times (to the call's stream event) and the full ones (to the
+            # end event after the device-wide synchronize); their difference is the host's return
+            # from the synchronize plus any work left on other streams (time_call)
+            cand, cand_sync, walls = [], [], []
             times = {fn: [] for fn in BASELINES}
+            times_sync = {fn: [] for fn in BASELINES}
             started = time.monotonic()
             for r in range(max_rounds):
                 order = ("cand",) + BASELINES
@@ -434,7 +443,8 @@ class Evaluation:
                         for _ in range(block):
                             _, ms, wall, _, checksum = self._call(shape, seed("cand"), where)
                             prep["cand"].append(self._prepare_ms)
-                            cand.append(ms)
+                            cand.append(self._stream_ms)
+                            cand_sync.append(ms)
                             walls.append(wall)
                             pairs.append((ms, wall, checksum))
                         continue
@@ -442,7 +452,8 @@ class Evaluation:
                         for i in range(block):
                             ms, wall, checksum = self._base_call(kind, shape, seed(kind), check=(i == 0))
                             prep["base"].append(self._prepare_ms)
-                            times[kind].append(ms)
+                            times[kind].append(self._stream_ms)
+                            times_sync[kind].append(ms)
                             base_pairs.append((ms, wall, checksum))
                 self._check_threads("during timing")
                 eager, comp = times["eager"], times["compile"]
@@ -450,9 +461,13 @@ class Evaluation:
                 spent = time.monotonic() - started
                 if r + 1 >= min_rounds and (stable or spent > budget or self._short_of_time()):
                     break
+            base_gaps = [m - st for fn in BASELINES for m, st in zip(times_sync[fn], times[fn])]
+            after_stream = _after_stream_excess([m - st for m, st in zip(cand_sync, cand)], base_gaps)
             rows.append(self._shape_row(shape, cand, walls, times["eager"], times["compile"], pairs,
-                                        base_pairs))
-            samples.append({"shape": dict(shape), "block": block, "candidate": cand, **times})
+                                        base_pairs, after_stream))
+            samples.append({"shape": dict(shape), "block": block, "candidate": cand, **times,
+                            "candidate_after_stream_ms": after_stream, "candidate_sync": cand_sync,
+                            **{f"{fn}_sync": times_sync[fn] for fn in BASELINES}})
             moved = checks.prepare_disagreement(prep["cand"], prep["base"], device=self.device)
             if moved:
                 self.codes.append(("clock_disagreement", f"{where}: {moved}"))
@@ -525,6 +540,10 @@ class Evaluation:
                 or result.get("problems") or result.get("stored") is not True
                 or list(result.get("shape") or []) != list(out_shape)):
             raise b.error(f"{fn} on {_fmt(shape)}: done={done!r:.200} result={result!r:.300}")
+        try:
+            self._stream_ms = _stream_ms(done, ms)
+        except Failure:
+            raise b.error(f"{fn} on {_fmt(shape)}: done={done!r:.200}") from None
         data = self._snapshot(out_bytes, self.base_work)
         out = checks.from_bytes(data[:out_bytes], dtype, out_shape, device)
         t = time.perf_counter()
@@ -542,13 +561,16 @@ class Evaluation:
     def _short_of_time(self) -> bool:
         return self.deadline - time.monotonic() < 0.25 * self.time_limit_s
 
-    def _shape_row(self, shape, cand, walls, eager, comp, pairs, base_pairs) -> dict:
+    def _shape_row(self, shape, cand, walls, eager, comp, pairs, base_pairs, after_stream=0.0) -> dict:
+        """`cand`, `eager`, `comp`: each side's stream times; `after_stream`: the candidate's device
+        time after its stream's end beyond the baselines' (_after_stream_excess), charged to it."""
+        cand = [x + after_stream for x in cand]
         c, e, k, w = (timing.median(xs) for xs in (cand, eager, comp, walls))
         floor = self.task.floor_ms(shape, bandwidth_bytes_s=self.ceilings["bandwidth_bytes_s"],
                                    peak_flop_s=self.ceilings["peak_flop_s"])
         row = {"shape": dict(shape), "candidate_ms": c, "eager_ms": e, "compile_ms": k, "wall_ms": w,
                "floor_ms": floor, "speedup_vs_compile": k / c if c > 0 else None,
-               "speedup_vs_eager": e / c if c > 0 else None}
+               "speedup_vs_eager": e / c if c > 0 else None, "after_stream_ms": after_stream}
         for side, xs in (("candidate", cand), ("eager", eager), ("compile", comp)):
             row[f"{side}_p10_ms"], row[f"{side}_p90_ms"] = timing.quantile(xs, 0.1), timing.quantile(xs, 0.9)
         where = f"benchmark shape {_fmt(shape)}"
@@ -565,6 +587,11 @@ class Evaluation:
                                                  jitter_ms=jitter)
         if disagreement:
             self.codes.append(("clock_disagreement", f"{where}: {disagreement}"))
+        if after_stream > max(AFTER_STREAM_ABS_MS, AFTER_STREAM_REL * c):
+            self.codes.append(("clock_disagreement", f"{where}: the device was busy {after_stream:.3g} ms per "
+                                                     "call after the call's own stream had finished, beyond "
+                                                     "what the trusted baselines show (work on other "
+                                                     "streams, timed by the device-wide synchronize)"))
         if c < FLOOR_MARGIN * floor:
             self.codes.append(("below_floor", f"{where}: {c:.4g} ms is below the roofline floor of "
                                               f"{floor:.4g} ms (impossible on this device)"))
@@ -657,6 +684,27 @@ class Evaluation:
             for key, value in row.items():
                 if isinstance(value, float):
                     row[key] = _finite(value)
+
+
+def _stream_ms(done: dict, ms: float) -> float:
+    """The time to the call's stream event (time_call's stream_ms), at most the full time; the
+    full time where the runner sent none (the CPU)."""
+    if "stream_ms" not in done:
+        return ms
+    return min(checks.number(done, "stream_ms"), ms)
+
+
+def _after_stream_excess(cand_gaps: list, base_gaps: list) -> float:
+    """How much longer, per call, the device stayed busy after the candidate's stream finished than
+    after the trusted baselines' (median against median; never negative). Honest code leaves
+    nothing behind, so its gap is the host's return from the synchronize, as the baselines'.
+    The runner reports both times, as it always reported the full one: a false split can move
+    the candidate's stream median plus this excess at most from its median full time down to its
+    fastest call's (less the baselines' gap), and lying about the full time itself is bounded by
+    the judge's wall clock (checks.clock_disagreement) and the floor."""
+    if not cand_gaps or not base_gaps:
+        return 0.0
+    return max(0.0, statistics.median(cand_gaps) - statistics.median(base_gaps))
 
 
 def _single_thread() -> int:

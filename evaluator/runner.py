@@ -8,7 +8,7 @@ the submission would have to reach into and patch, which the source scan flags.
 Protocol (judge -> runner, one frame each; runner replies):
     load                                   -> ready | error
     prepare {shape, seed, snap, back, keep, profile[, fn]}  -> prepared | error
-    go {size, key}                         -> done {ms, fp}, then result {...} | error
+    go {size, key}                         -> done {ms, fp[, stream_ms]}, then result {...} | error
 
 `prepare` builds the inputs and synchronizes; `go` flushes the caches and times the call
 (timing.time_call), so the flush lies between `go` and `done` on the judge's wall clock.
@@ -243,26 +243,27 @@ class Harness:
     def go(self, msg):
         call = self.call
         snap = None
+        detail = {}
         try:
             if call.get("profile"):
                 out, ms = self._profiled()
             elif call.get("snap"):
-                out, ms, snap = self._timed(snapshot=True)
+                out, ms, snap = self._timed(snapshot=True, detail=detail)
             else:
-                out, ms, _ = self._timed(snapshot=False)
+                out, ms, _ = self._timed(snapshot=False, detail=detail)
             # the output's bytes are bound before `done`: a keyed checksum the judge recomputes on
             # what is stored, so work done after `done` (outside the judge's clock) is caught
             fp = fingerprint(_raw(out), int(msg.get("key", 0))) if _plain_tensor(out) else None
         except BaseException as e:  # noqa: BLE001
             self.fail(self._error_code(e), f"custom_kernel raised {_one_line(e)}", traceback.format_exc())
-        self.send(t="done", ms=ms, fp=fp)
+        self.send(t="done", ms=ms, fp=fp, **detail)
         try:
             self.check_and_store(out, snap, int(msg.get("size", 0)))
         except BaseException as e:  # noqa: BLE001
             self.fail(self._error_code(e), f"reading the output failed: {_one_line(e)}",
                       traceback.format_exc())
 
-    def _timed(self, snapshot: bool):
+    def _timed(self, snapshot: bool, detail: dict | None = None):
         """Like timing.time_call, plus (for check calls) a copy of the output taken the moment the
         call returns, on the current stream, before anything synchronizes."""
         snaps = []
@@ -271,7 +272,7 @@ class Harness:
             if snapshot and type(out) is torch.Tensor:
                 snaps.append(out.detach().clone())
 
-        out, ms = time_call(self.call_fn, self.inputs, self.device, self.flusher, after)
+        out, ms = time_call(self.call_fn, self.inputs, self.device, self.flusher, after, detail)
         return out, ms, (snaps[0] if snaps else None)
 
     def _profiled(self):

@@ -1,0 +1,121 @@
+"""The scored GPU time: to an event on the call's own stream, plus whatever the device did after
+that stream finished beyond what the trusted baselines show (judge._after_stream_excess)."""
+import random
+
+import pytest
+import torch
+
+from evaluator import judge, timing
+from evaluator.checks import Failure
+from evaluator.tasks import TASKS
+
+
+def test_stream_time_is_the_full_time_when_the_runner_sends_none():
+    assert judge._stream_ms({"ms": 1.5}, 1.5) == 1.5
+
+
+def test_stream_time_never_exceeds_the_full_time():
+    assert judge._stream_ms({"stream_ms": 1.2}, 1.5) == 1.2
+    assert judge._stream_ms({"stream_ms": 9.0}, 1.5) == 1.5
+
+
+@pytest.mark.parametrize("bad", ["0.1", -0.1, float("nan"), float("inf"), True, None])
+def test_a_malformed_stream_time_is_a_protocol_failure(bad):
+    with pytest.raises(Failure) as e:
+        judge._stream_ms({"stream_ms": bad}, 1.5)
+    assert e.value.problems[0][0] == "protocol"
+
+
+def test_honest_gaps_cost_nothing_and_left_over_work_is_charged():
+    base = [0.030, 0.028, 0.035, 0.031, 0.029, 0.040]
+    assert judge._after_stream_excess([0.029, 0.030, 0.027, 0.033], base) == 0.0
+    # a side stream still busy 0.1 ms after the call's stream finished
+    assert judge._after_stream_excess([0.131, 0.128, 0.135, 0.129], base) == pytest.approx(0.1, abs=0.002)
+    assert judge._after_stream_excess([], base) == 0.0
+
+
+def test_misreporting_the_stream_time_cannot_beat_the_fastest_call():
+    """Whatever split of each call's full time the runner reports, stream median + excess is at
+    least its fastest full time less the baselines' median gap; an honest split gets about the
+    median. (Lying about the full times is what the wall clock check bounds.)"""
+    rng = random.Random(7)
+    base_gaps = [0.03 + 0.01 * rng.random() for _ in range(60)]
+    full = [0.17 + 0.03 * rng.random() for _ in range(61)]
+    honest = timing.median([f - 0.03 for f in full])  # an honest runner: gap = the host's return
+    for _ in range(200):
+        stream = [f * rng.choice((0.0, 0.2, 0.5, 0.9, 1.0)) for f in full]
+        excess = judge._after_stream_excess([f - s for f, s in zip(full, stream)], base_gaps)
+        scored = timing.median(stream) + excess
+        assert scored >= min(full) - timing.median(base_gaps) - 1e-12
+    split = [f - 0.03 for f in full]
+    excess = judge._after_stream_excess([f - s for f, s in zip(full, split)], base_gaps)
+    assert timing.median(split) + excess == pytest.approx(honest, abs=0.005)
+
+
+@pytest.fixture
+def bare_judge(monkeypatch):
+    """An evaluation object with only what _shape_row reads (no runner: pure arithmetic)."""
+    monkeypatch.setattr(judge, "timing", timing, raising=False)  # set by _setup in a real run
+
+    def make():
+        j = judge.Evaluation(b"", task="softmax", device="cuda", mode="ranked")
+        j.task = TASKS["softmax"]
+        j.ceilings = {"bandwidth_bytes_s": 4e12, "peak_flop_s": 8e14}
+        return j
+    return make
+
+
+def _row(j, excess):
+    shape = dict(TASKS["softmax"].bench_shapes("cuda")[0])
+    cand = [0.150, 0.152, 0.149, 0.151]
+    base = [0.180, 0.181, 0.179, 0.182]
+    pairs = [(c + 0.03 + excess, c + 0.05 + excess, 0.001) for c in cand]
+    base_pairs = [(b + 0.03, b + 0.05, 0.001) for b in base]
+    return j._shape_row(shape, cand, [p[1] for p in pairs], [0.3] * 4, base, pairs, base_pairs, excess)
+
+
+def test_the_excess_is_in_the_candidates_time_and_flags_past_the_bound(bare_judge):
+    j = bare_judge()
+    row = _row(j, 0.0)
+    assert row["candidate_ms"] == pytest.approx(0.1505) and row["after_stream_ms"] == 0.0
+    assert not [c for c, _ in j.codes if c == "clock_disagreement"]
+    j = bare_judge()
+    row = _row(j, 0.1)
+    assert row["candidate_ms"] == pytest.approx(0.2505)
+    assert row["candidate_p10_ms"] > 0.249
+    assert row["speedup_vs_compile"] == pytest.approx(0.1805 / 0.2505)
+    [msg] = [m for c, m in j.codes if c == "clock_disagreement"]
+    assert "after the call's own stream had finished" in msg
+
+
+def test_a_small_excess_is_charged_without_a_flag(bare_judge):
+    j = bare_judge()
+    row = _row(j, 0.004)
+    assert row["candidate_ms"] == pytest.approx(0.1545)
+    assert not j.codes
+
+
+@pytest.mark.gpu
+def test_side_stream_work_is_outside_the_stream_time_and_inside_the_full_time():
+    x = torch.randn(4096, 4096, device="cuda")
+    flusher = timing.Flusher("cuda")
+    side = torch.cuda.Stream()
+
+    def on_side(a):
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(2_000_000)  # about 1 ms of device cycles
+            return a * 2
+
+    def on_stream(a):
+        torch.cuda._sleep(2_000_000)
+        return a * 2
+
+    for fn in (on_stream, on_side):
+        fn(x)
+    torch.cuda.synchronize()
+    d_side, d_own = {}, {}
+    _, ms_side = timing.time_call(on_side, (x,), "cuda", flusher, detail=d_side)
+    _, ms_own = timing.time_call(on_stream, (x,), "cuda", flusher, detail=d_own)
+    assert d_own["stream_ms"] > 0.5 and ms_own - d_own["stream_ms"] < 0.5
+    assert d_side["stream_ms"] < 0.3 and ms_side - d_side["stream_ms"] > 0.5
