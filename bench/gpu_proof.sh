@@ -63,7 +63,8 @@ for stage in $STAGES; do
     examples)
       for t in ${EXAMPLE_TASKS:-$TASKS}; do
         s=$(stamp)
-        n=eval_$t; [ -e "$OUT/$n.json" ] && n=${n}_again  # a task listed twice: the second run has warm caches
+        # a task listed again runs again (warm caches): eval_T.json, eval_T_2.json, eval_T_3.json ...
+        n=eval_$t; k=2; while [ -e "$OUT/$n.json" ]; do n=eval_${t}_$k; k=$((k + 1)); done
         EVALUATOR_SANITIZE=0 timeout ${EXAMPLE_TIMEOUT:-300} $PY -m evaluator run "examples/$t.py" --task "$t" --device cuda --json "$OUT/$n.json" 2>&1 | tail -12
         echo "$n wall $(since "$s")" >> "$OUT/stage_seconds.txt"
       done ;;
