@@ -9,6 +9,8 @@ shapes) and the spread max/min - 1.
 Estimators, each applied alike to the candidate and to torch.compile:
   median         what the evaluator reports: median of each side's stream times (to an event on
                  the call's stream), the candidate's plus its after-stream excess (judge.py)
+  stream_median  the stream medians without the after-stream charge (what the shipped rule scores
+                 when nothing is flagged; p6/f2-f4 samples were written under earlier charge rules)
   sync_median    the ruler of sessions 1-4: median of the full times (to an end event recorded
                  after a device-wide synchronize: the host's return from it included)
   round_ratio    per round, median(compile block) / median(candidate block); median of those
@@ -47,6 +49,8 @@ def shape_ratio(row: dict, estimator: str) -> float:
     cand, comp = [x + excess for x in row["candidate"]], row["compile"]
     if estimator == "median":
         return statistics.median(comp) / statistics.median(cand)
+    if estimator == "stream_median":
+        return statistics.median(row["compile"]) / statistics.median(row["candidate"])
     if estimator == "sync_median":  # samples from before session 5 have only the full times
         cand, comp = row.get("candidate_sync", row["candidate"]), row.get("compile_sync", row["compile"])
         return statistics.median(comp) / statistics.median(cand)
@@ -60,7 +64,7 @@ def shape_ratio(row: dict, estimator: str) -> float:
     raise ValueError(estimator)
 
 
-ESTIMATORS = ("median", "sync_median", "round_ratio", "p25", "trimmed_mean")
+ESTIMATORS = ("median", "stream_median", "sync_median", "round_ratio", "p25", "trimmed_mean")
 
 
 def score(samples: dict, estimator: str) -> float:

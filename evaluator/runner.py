@@ -7,7 +7,7 @@ the submission would have to reach into and patch, which the source scan flags.
 
 Protocol (judge -> runner, one frame each; runner replies):
     load                                   -> ready | error
-    prepare {shape, seed, snap, back, keep, profile[, fn]}  -> prepared | error
+    prepare {shape, seed, snap, settle, back, keep, profile[, fn]}  -> prepared | error
     go {size, key}                         -> done {ms, fp[, stream_ms]}, then result {...} | error
 
 `prepare` builds the inputs and synchronizes; `go` flushes the caches and times the call
@@ -326,7 +326,9 @@ class Harness:
         if any(not torch.equal(_raw(x), _raw(p)) for x, p in zip(self.inputs, self.pristine)):
             problems.append(["input_modified", "custom_kernel modified its input tensors"])
         if snap is not None:
-            time.sleep(0.01)
+            settle = self.call.get("settle", 0.01)
+            if isinstance(settle, (int, float)) and not isinstance(settle, bool) and 0 < settle <= 0.1:
+                time.sleep(settle)
             if self.device == "cuda":
                 torch.cuda.synchronize()
             if not torch.equal(_raw(out), _raw(snap)):

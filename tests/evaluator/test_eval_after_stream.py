@@ -65,44 +65,54 @@ def bare_judge(monkeypatch):
     return make
 
 
-def _row(j, excess):
+def _row(j, excess, cand=(0.150, 0.152, 0.149, 0.151)):
     shape = dict(TASKS["softmax"].bench_shapes("cuda")[0])
-    cand = [0.150, 0.152, 0.149, 0.151]
     base = [0.180, 0.181, 0.179, 0.182]
     pairs = [(c + 0.03 + excess, c + 0.05 + excess, 0.001) for c in cand]
     base_pairs = [(b + 0.03, b + 0.05, 0.001) for b in base]
-    return j._shape_row(shape, cand, [p[1] for p in pairs], [0.3] * 4, base, pairs, base_pairs, excess)
+    return j._shape_row(shape, list(cand), [p[1] for p in pairs], [0.3] * 4, base, pairs, base_pairs,
+                        excess)
 
 
-def test_the_excess_is_in_the_candidates_time_and_flags_past_the_bound(bare_judge):
+def _hidden(j):
+    return [m for c, m in j.codes if c == "clock_disagreement" and "own stream" in m]
+
+
+def test_no_excess_scores_the_stream_time(bare_judge):
     j = bare_judge()
     row = _row(j, 0.0)
     assert row["candidate_ms"] == pytest.approx(0.1505) and row["after_stream_ms"] == 0.0
-    assert not [c for c, _ in j.codes if c == "clock_disagreement"]
+    assert row["speedup_vs_compile"] == pytest.approx(0.1805 / 0.1505)
+    assert not j.codes
+
+
+def test_an_excess_past_the_bound_is_flagged_and_charged_in_full(bare_judge):
     j = bare_judge()
     row = _row(j, 0.1)
-    charged = 0.1 - judge.AFTER_STREAM_FREE_MS  # 1 % of 0.1505 ms is under the 5 us allowance
-    assert row["candidate_ms"] == pytest.approx(0.1505 + charged)
-    assert row["candidate_p10_ms"] >= 0.149 + charged and row["after_stream_ms"] == 0.1
-    assert row["speedup_vs_compile"] == pytest.approx(0.1805 / (0.1505 + charged))
-    [msg] = [m for c, m in j.codes if c == "clock_disagreement"]
+    assert row["candidate_ms"] == pytest.approx(0.2505) and row["after_stream_ms"] == 0.1
+    assert row["candidate_p10_ms"] >= 0.249
+    assert row["speedup_vs_compile"] == pytest.approx(0.1805 / 0.2505)
+    [msg] = _hidden(j)
     assert "after the call's own stream had finished" in msg
 
 
-def test_a_small_excess_is_charged_past_the_allowance_without_a_flag(bare_judge):
+def test_an_excess_under_the_bound_is_host_noise_not_charged(bare_judge):
+    # honest runners' gaps differed from the baselines' by up to 14 us on the H200: charging that
+    # swung a score by 7 % (docs/gpu-runs/p6/f4)
     j = bare_judge()
-    row = _row(j, 0.012)
-    assert row["candidate_ms"] == pytest.approx(0.1505 + 0.012 - 0.005)
+    row = _row(j, 0.9 * judge.AFTER_STREAM_ABS_MS)
+    assert row["candidate_ms"] == pytest.approx(0.1505)
     assert not j.codes
+
+
+def test_the_bound_grows_with_long_calls(bare_judge):
+    long = (1.40, 1.41, 1.39, 1.40)
     j = bare_judge()
-    assert _row(j, 0.004)["candidate_ms"] == pytest.approx(0.1505)  # inside the allowance
-
-
-def test_the_allowance_grows_with_long_calls():
-    assert judge._after_stream_charge(0.008, [0.15]) == pytest.approx(0.003)
-    assert judge._after_stream_charge(0.012, [1.4]) == 0.0  # 1 % of 1.4 ms
-    assert judge._after_stream_charge(0.020, [1.4]) == pytest.approx(0.006)
-    assert judge._after_stream_charge(0.5, []) == 0.0
+    assert _row(j, 0.1, long)["candidate_ms"] == pytest.approx(1.40)  # under 10 % of 1.4 ms
+    assert not _hidden(j)
+    j = bare_judge()
+    assert _row(j, 0.2, long)["candidate_ms"] == pytest.approx(1.60)
+    assert _hidden(j)
 
 
 @pytest.mark.gpu
