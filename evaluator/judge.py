@@ -715,10 +715,10 @@ def _after_stream_excess(cand_gaps: list, base_gaps: list) -> float:
     """How much longer, per call, the device stayed busy after the candidate's stream finished than
     after the trusted baselines' (median against median; never negative). Honest code leaves
     nothing behind, so its gap is the host's return from the synchronize, as the baselines'.
-    The runner reports both times, as it always reported the full one: a false split can move
-    the candidate's stream median plus this excess at most from its median full time down to its
-    fastest call's (less the baselines' gap), and lying about the full time itself is bounded by
-    the judge's wall clock (checks.clock_disagreement) and the floor."""
+    The runner reports both times, as it always reported the full one: a runner that moves time
+    from its stream time into its gap gains at most the bound below which nothing is charged
+    (AFTER_STREAM_ABS_MS / _REL), less than the wall clock check lets a lie about the full time
+    gain (checks.CLOCK_REL / CLOCK_ABS_MS)."""
     if not cand_gaps or not base_gaps:
         return 0.0
     return max(0.0, statistics.median(cand_gaps) - statistics.median(base_gaps))

@@ -159,7 +159,8 @@ SHAPE_NUMBERS = ("candidate_ms", "eager_ms", "compile_ms", "wall_ms", "floor_ms"
 # how the timed calls were spread around each median (10th and 90th percentile): a noisy run shows
 SHAPE_SPREAD = tuple(f"{side}_{q}_ms" for side in ("candidate", "eager", "compile") for q in ("p10", "p90"))
 # optional as well (older reports lack them): the device time per call after the candidate's
-# stream finished, beyond the baselines', already inside candidate_ms (judge._after_stream_excess)
+# stream finished, beyond the baselines' (judge._after_stream_excess); added to candidate_ms, and
+# flagged, only past judge.AFTER_STREAM_ABS_MS / AFTER_STREAM_REL
 SHAPE_OPTIONAL = SHAPE_SPREAD + ("after_stream_ms",)
 
 

@@ -264,8 +264,9 @@ class Harness:
                       traceback.format_exc())
 
     def _timed(self, snapshot: bool, detail: dict | None = None):
-        """Like timing.time_call, plus (for check calls) a copy of the output taken the moment the
-        call returns, on the current stream, before anything synchronizes."""
+        """Like timing.time_call, plus (when the judge asks, which is every call since session 5)
+        a copy of the output taken the moment the call returns, on the current stream, after the
+        stream event and before anything synchronizes."""
         snaps = []
 
         def after(out):

@@ -159,8 +159,8 @@ def time_call(fn, inputs, device: str, flusher: Flusher | None = None, after=Non
     work left on any stream is inside them; they also hold the host's return from that
     synchronize (tens of microseconds, and its jitter). A `detail` dict gets "stream_ms": start to
     an event recorded on the call's stream the moment it returns, which holds neither. The judge
-    scores stream_ms and charges the candidate for any excess of (ms - stream_ms) over what the
-    trusted baselines show (judge.py, _shape_row)."""
+    scores stream_ms, and flags and charges a candidate whose (ms - stream_ms) clearly exceeds
+    the trusted baselines' (judge.py, _shape_row)."""
     if device == "cuda":
         start = torch.cuda.Event(enable_timing=True)
         returned = torch.cuda.Event(enable_timing=True)
