@@ -8,7 +8,8 @@ shapes) and the spread max/min - 1.
 
 Estimators, each applied alike to the candidate and to torch.compile:
   median         what the evaluator reports: median of each side's stream times (to an event on
-                 the call's stream), the candidate's plus its after-stream excess (judge.py)
+                 the call's stream), the candidate's plus what was charged to it for after-stream
+                 work (judge.py: nothing unless flagged)
   stream_median  the stream medians without the after-stream charge (what the shipped rule scores
                  when nothing is flagged; p6/f2-f4 samples were written under earlier charge rules)
   sync_median    the ruler of sessions 1-4: median of the full times (to an end event recorded
