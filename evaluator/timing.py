@@ -8,8 +8,9 @@ queued without a synchronize. The call is launched while the gate holds the GPU,
 released, and a device-wide synchronize comes before the end event, so work left on side streams
 is timed too. An event on the call's stream, recorded as it returns, gives the same time without
 the host's return from that synchronize (time_call's stream_ms: what is scored). What is timed is
-the GPU's work from the gate's release to the last kernel's end, not the CPU's launch work: an in-process loop that runs ahead (triton.testing.do_bench) measures
-the same thing (bench/gpu_timing_diag.py). CPU: caches flushed with a 32 MB write, then
+the GPU's work from the gate's release to the last kernel's end, not the CPU's launch work: an
+in-process loop that runs ahead (triton.testing.do_bench) measures the same thing
+(bench/gpu_timing_diag.py). CPU: caches flushed with a 32 MB write, then
 perf_counter around the call.
 """
 from __future__ import annotations
