@@ -135,3 +135,27 @@ def test_side_stream_work_is_outside_the_stream_time_and_inside_the_full_time():
     _, ms_own = timing.time_call(on_stream, (x,), "cuda", flusher, detail=d_own)
     assert d_own["stream_ms"] > 0.5 and ms_own - d_own["stream_ms"] < 0.5
     assert d_side["stream_ms"] < 0.3 and ms_side - d_side["stream_ms"] > 0.5
+
+
+def test_every_call_is_compared_with_its_copy_at_return(evaluate, honest, monkeypatch):
+    """Timed calls too, and the baselines' alike (the copy lies between the stream event and the
+    end event on both sides); only check calls wait for late host threads first."""
+    from evaluator import channel
+
+    sent = []
+    real_send = channel.send
+
+    def record(fd, msg):
+        if isinstance(msg, dict) and msg.get("op") == "prepare":
+            sent.append(dict(msg))
+        return real_send(fd, msg)
+
+    monkeypatch.setattr(channel, "send", record)
+    r = evaluate(honest, mode="ranked")
+    assert r["verdict"] == "verified", r["reasons"]
+    candidate = [m for m in sent if "fn" not in m]
+    baseline = [m for m in sent if "fn" in m]
+    timed = [m for m in candidate if not m["back"] and not m["profile"]]
+    assert timed and baseline and any(m["back"] for m in candidate)
+    assert all(m["snap"] for m in candidate + baseline)
+    assert all((m["settle"] > 0) == m["back"] for m in candidate + baseline)
