@@ -27,6 +27,12 @@ def test_softmax_reads_one_on_the_cpu(monkeypatch):
     assert any(line.startswith("softmax ") for line in said)  # and its row was printed then
     assert row["errors"] == []
     low, high = CPU_BOUNDS
+    if not (low <= row["reference_vs_eager"] <= high and low <= row["compile_vs_compile"] <= high):
+        # on this shared 2-core box 3 of 13 calibrations probed in session 5 read outside the
+        # bounds (0.82-1.25), with the evaluator of session 4 as with session 5's: a second
+        # reading decides. A ruler that compares two code paths reads off in both.
+        [row] = calibrate(["softmax"], device="cpu")
+        assert row["errors"] == []
     assert low <= row["reference_vs_eager"] <= high, row
     assert low <= row["compile_vs_compile"] <= high, row
     text = table([row], "cpu")
