@@ -75,7 +75,8 @@ def main() -> None:
                   f"compile vs compile {fmt(r['compile_vs_compile'])}, {r['wall_s']:.0f} s"
                   + "".join(f"\n    ! {e}" for e in r["errors"]), flush=True)
             if args.json:  # after every run: a run cut short keeps what it read
-                Path(args.json).write_text(json.dumps({"bounds": BOUNDS, "settings": settings, "runs": runs}, indent=1))
+                partial = {"bounds": BOUNDS, "settings": settings, "runs": runs}
+                Path(args.json).write_text(json.dumps(partial, indent=1))
     result = {"bounds": BOUNDS, "settings": settings, "runs": runs,
               "summary": {name: summary(rs) for name, rs in runs.items() if rs}}
     print("\nsetting  reps (warm-up, block, min/max rounds, target, budget)   range          outside  wall")

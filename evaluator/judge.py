@@ -478,7 +478,7 @@ class Evaluation:
                 # stable counts from min_rounds; the budget and the time limit from BUDGET_ROUNDS
                 # (slow calls, like the block's under the CPU interpreter, vary less per call)
                 over = spent > budget or self._short_of_time()
-                if r + 1 >= min_rounds and stable or r + 1 >= min(min_rounds, BUDGET_ROUNDS) and over:
+                if (r + 1 >= min_rounds and stable) or (r + 1 >= min(min_rounds, BUDGET_ROUNDS) and over):
                     break
             base_gaps = [m - st for fn in BASELINES for m, st in zip(times_sync[fn], times[fn])]
             after_stream = _after_stream_excess([m - st for m, st in zip(cand_sync, cand)], base_gaps)
