@@ -30,7 +30,7 @@ def test_softmax_reads_one_on_the_cpu(monkeypatch):
     if not (low <= row["reference_vs_eager"] <= high and low <= row["compile_vs_compile"] <= high):
         # a second reading decides: this shared 2-core box has bad minutes. With 2-5 timing
         # rounds 3 of 13 probes read outside the bounds (0.82-1.25) and CI failed twice, once on
-        # both readings; with 10-30 rounds none of 28 did (0.90-1.07, docs/evaluator.md). A ruler
+        # both readings; with 10-30 rounds none of 38 did (0.90-1.07, docs/evaluator.md). A ruler
         # that compares two code paths reads off in both readings.
         [row] = calibrate(["softmax"], device="cpu")
         assert row["errors"] == []
