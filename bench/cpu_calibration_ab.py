@@ -52,6 +52,8 @@ def summary(readings: list[dict]) -> dict:
     read = [v for v in values if v is not None]
     low, high = BOUNDS
     return {"min": min(read), "max": max(read), "median": statistics.median(read),
+            "mean": statistics.fmean(read), "sd": statistics.pstdev(read),
+            "median_abs_dev_from_1": statistics.median(abs(v - 1) for v in read),
             "outside": sum(not (low <= v <= high) for v in read), "readings": len(values),
             "errors": len(values) - len(read),
             "median_wall_s": statistics.median(r["wall_s"] for r in readings)}
@@ -74,18 +76,15 @@ def main() -> None:
             print(f"pair {i} {name} {settings[name]}: reference vs eager {fmt(r['reference_vs_eager'])}, "
                   f"compile vs compile {fmt(r['compile_vs_compile'])}, {r['wall_s']:.0f} s"
                   + "".join(f"\n    ! {e}" for e in r["errors"]), flush=True)
+            result = {"bounds": BOUNDS, "settings": settings, "runs": runs,
+                      "summary": {name: summary(rs) for name, rs in runs.items() if rs}}
             if args.json:  # after every run: a run cut short keeps what it read
-                partial = {"bounds": BOUNDS, "settings": settings, "runs": runs}
-                Path(args.json).write_text(json.dumps(partial, indent=1))
-    result = {"bounds": BOUNDS, "settings": settings, "runs": runs,
-              "summary": {name: summary(rs) for name, rs in runs.items() if rs}}
-    print("\nsetting  reps (warm-up, block, min/max rounds, target, budget)   range          outside  wall")
+                Path(args.json).write_text(json.dumps(result, indent=1))
+    print("\nsetting  reps (warm-up, block, min/max rounds, target, budget)   range        SD     outside  wall")
     for name, s in result["summary"].items():
-        print(f"{name:8s} {str(settings[name]):52s} {s['min']:.3f}-{s['max']:.3f}   "
+        print(f"{name:8s} {str(settings[name]):52s} {s['min']:.3f}-{s['max']:.3f}  {s['sd']:.3f}  "
               f"{s['outside']}/{s['readings']}     {s['median_wall_s']:.0f} s"
               + (f"   ({s['errors']} errors)" if s["errors"] else ""))
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":
