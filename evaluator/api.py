@@ -12,13 +12,15 @@ def default_device() -> str:
 
 
 def evaluate_file(path, *, task: str, device: str = "cpu", mode: str = "ranked",
-                  time_limit_s: float = 300) -> dict:
+                  time_limit_s: float = 300, scan: bool = True) -> dict:
     return evaluate_source(Path(path).read_bytes(), task=task, device=device, mode=mode,
-                           time_limit_s=time_limit_s)
+                           time_limit_s=time_limit_s, scan=scan)
 
 
 def evaluate_source(source: bytes | str, *, task: str, device: str = "cpu", mode: str = "ranked",
-                    time_limit_s: float = 300) -> dict:
+                    time_limit_s: float = 300, scan: bool = True) -> dict:
+    """`scan=False` switches the source scan off (tests and bench/ only, never the site): it
+    shows that no verdict depends on the scan, which only ever adds an audit flag."""
     from .judge import evaluate
     from .tasks import TASKS
 
@@ -30,7 +32,7 @@ def evaluate_source(source: bytes | str, *, task: str, device: str = "cpu", mode
         raise ValueError(f"mode must be 'test' or 'ranked', not {mode!r}")
     if device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', not {device!r}")
-    report = evaluate(source, task=task, device=device, mode=mode, time_limit_s=time_limit_s)
+    report = evaluate(source, task=task, device=device, mode=mode, time_limit_s=time_limit_s, scan=scan)
     from . import sanitize
 
     return sanitize.apply(report, source)

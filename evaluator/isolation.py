@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -96,6 +97,23 @@ class Workdir:
         fd = os.open(self.buffer_path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         os.fchmod(fd, buffer_mode)
         os.close(fd)
+
+    def private_dir(self) -> str:
+        """A directory of the runner's uid that the runner cannot name: a random name in a
+        judge-owned directory it may traverse but not list (the checker's scratch and caches,
+        which must not be writable by the submission). 0700."""
+        parent = self.path / "p"
+        parent.mkdir(mode=0o711, exist_ok=True)
+        path = parent / secrets.token_hex(16)
+        if self.uid != os.getuid():
+            os.chmod(parent, 0o733)
+            try:
+                self.as_owner(lambda: path.mkdir(mode=0o700))
+            finally:
+                os.chmod(parent, 0o711)
+        else:
+            path.mkdir(mode=0o700)
+        return str(path)
 
     def ensure_buffer(self, nbytes: int) -> int:
         if nbytes > self.buffer_size:

@@ -1,49 +1,24 @@
 """The judge: trusted, never imports the submission. Builds inputs and gold answers itself, drives
-the runner through the control channel, and computes the verdict from checked data. The eager and
-torch.compile baselines are timed in a trusted baseline runner (baseline.py) through the very same
-harness and protocol as the candidate, in interleaved blocks, each process stopped while the other
-is timed.
+the runner through the control channel, and computes the verdict from checked data. Ranked mode then times
+the candidate against eager and torch.compile (run by a trusted baseline runner, baseline.py) in
+batches on the judge's own clock (timed.py, batch.py), each runner stopped while the other is timed.
 """
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import platform
 import secrets
 import stat
-import statistics
 import time
 
-from . import baseline, channel, checks, compile_seed, isolation, report, scan, upload
+from . import baseline, batch, channel, checks, compile_seed, isolation, report, scan, timed, upload
 from .checks import Failure
 
-# repetitions: (warm-up calls, calls per block, min rounds, max rounds, target rel. SE of medians,
-# seconds per benchmark shape)
-REPS = {
-    "cuda": (3, 10, 3, 10, 0.005, 12.0),
-    # CPU: single calls here vary 10-20 % and drift between two speeds, so many short blocks; 2-5
-    # rounds read the calibration outside 1.00 +- 0.15 in 3 of 13 probes (docs/evaluator.md)
-    "cpu": (1, 3, 10, 30, 0.01, 20.0),
-    "quick": (1, 2, 1, 1, 1.0, 5.0),
-}
-# the budget per shape (and the evaluation's time limit) may end timing after this many rounds even
-# when min_rounds asks for more; GPU min_rounds is 3, so only the CPU's floor moves
-BUDGET_ROUNDS = 3
 # per call: the first call on a shape may JIT-compile or autotune; later ones may not take long
 FIRST_CALL_LIMIT_S = float(os.environ.get("EVALUATOR_FIRST_CALL_LIMIT_S", 120))
 CALL_LIMIT_S = float(os.environ.get("EVALUATOR_CALL_LIMIT_S", 30))
-# flag a candidate whose device stays busy after its stream ends (side streams) by more than this
-# over the baselines, and charge it the whole excess. The gap is mostly the host's return from the
-# synchronize, and that differs between two honest processes: by up to 14 us (median) on the
-# H200 (docs/gpu-runs/p6/f2-f4). Charged below the bound, that noise alone swung softmax's score
-# by 7 % in one of five runs (p6/f4), so below it nothing is charged. What a side stream could
-# hide below it is not the answer: every candidate call's output is also compared with a copy
-# taken the moment the call returned (deferred_write).
-AFTER_STREAM_ABS_MS = 0.04
-AFTER_STREAM_REL = 0.10
-FLOOR_MARGIN = 0.9  # flag a median under 90 % of the roofline floor (the ceilings are measured)
 PROBE_SLOWDOWN = 1.5  # GPU probe while the runner is stopped vs before it started
 SETTLE_S = 0.01  # check calls: how long the runner waits for late writers before comparing
 SMALL_SHAPES_CPU = 3  # on CPU only this many of the smallest test shapes are called twice / re-checked
@@ -72,20 +47,6 @@ def judge_cache_dir() -> str | None:
     return path
 
 
-def _write_samples(task: str, samples: list) -> None:
-    """With EVALUATOR_SAMPLES_DIR set (the operator's, for bench/ runs), every timed call's ms of
-    every side, in call order, go to a JSON file there: what the spread of scores is made of.
-    Rounds are `block` calls per side; in round r the sides run in the order (candidate, eager,
-    compile) rotated by r."""
-    where = os.environ.get("EVALUATOR_SAMPLES_DIR")
-    if not where:
-        return
-    os.makedirs(where, exist_ok=True)
-    path = os.path.join(where, f"{task}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json")
-    with open(path, "w") as f:
-        json.dump({"task": task, "shapes": samples}, f)
-
-
 def shape_size(shape: dict) -> int:
     return math.prod(v for v in shape.values() if isinstance(v, int))
 
@@ -101,8 +62,10 @@ def bench_shapes(task, device: str) -> list[dict]:
 
 
 class Evaluation:
-    def __init__(self, source: bytes, *, task: str, device: str, mode: str, time_limit_s: float = 300):
+    def __init__(self, source: bytes, *, task: str, device: str, mode: str, time_limit_s: float = 300,
+                 scan: bool = True):
         self.source = source
+        self.scan = scan
         self.task_name = task
         self.device = device
         self.mode = mode
@@ -116,6 +79,8 @@ class Evaluation:
         self.base_work = None
         self._call_limit = FIRST_CALL_LIMIT_S
         self._calls = 0
+        self.checkers = {}
+        self.first_call_limit_s, self.call_limit_s = FIRST_CALL_LIMIT_S, CALL_LIMIT_S
 
     # ---- entry point -----------------------------------------------------------------------
     def run(self) -> dict:
@@ -142,7 +107,7 @@ class Evaluation:
         if self.device == "cpu" and scan.needs_gpu(text):
             raise Failure(("needs_gpu", "this submission compiles CUDA source (cpp_extension / "
                                         "load_inline) and needs a GPU; this machine has none"))
-        for finding in scan.scan(text):
+        for finding in scan.scan(text) if self.scan else ():
             self.codes.append(("suspicious_source", f"suspicious source: {finding}"))
         self._setup()
         self._start()
@@ -180,7 +145,6 @@ class Evaluation:
             torch.cuda.set_device(0)
             self.report["gpu_name"] = torch.cuda.get_device_name(0)
         self.quick = timing.quick() and self.device == "cpu"
-        self.reps = REPS["quick" if self.quick else self.device]
         if self.device == "cuda":
             self.small_shapes = list(self.task.test_shapes)
         else:
@@ -215,6 +179,8 @@ class Evaluation:
 
     def _start(self):
         self.runner = isolation.Runner(self.work, task=self.task_name, device=self.device)
+        if self.mode == "ranked" and self.device == "cuda":
+            self._start_checkers()
         if self.mode == "ranked":
             self._compile_baselines()
             # after the baseline compiled, before the submission loads: a torch.compile inside
@@ -236,6 +202,8 @@ class Evaluation:
         # sent before the submission exists, so trusted: threads one profiler session starts
         growth = hello.get("profiler_growth")
         self.profiler_growth = growth if isinstance(growth, int) and 0 <= growth <= 4 else 0
+        for checker in self.checkers.values():
+            checker.call("ping")  # non-dumpable and answering before the submission exists
         self._send({"op": "load"})
         self._expect("ready", self.deadline)
         # the runner starts while the judge compiles: count only the time spent waiting for it
@@ -256,9 +224,7 @@ class Evaluation:
         self.base_work = baseline.Workdir(self.task_name)
         self.baseline = baseline.Runner(self.base_work, task=self.task_name, device=self.device,
                                         cache=self.cache)
-        hello = self.baseline.expect("hello", self.deadline)
-        # whether the GPU timing gate runs (timing.Gate): told by the trusted baseline process
-        self.report["timing_gate"] = str(hello.get("gate", ""))[:200]
+        self.baseline.expect("hello", self.deadline)
         self.baseline.send({"op": "load"})
         self.baseline.expect("ready", self.deadline)
         self._out_shapes = {}
@@ -354,7 +320,6 @@ class Evaluation:
         done = self._expect("done", limit)
         wall = (time.perf_counter() - t) * 1e3
         ms = checks.number(done, "ms")
-        self._stream_ms = _stream_ms(done, ms)
         claimed = done.get("fp")
         if claimed is not None and (isinstance(claimed, bool) or not isinstance(claimed, int)):
             raise checks.protocol("'fp' must be an integer")
@@ -426,75 +391,43 @@ class Evaluation:
         self._check_threads("during the correctness calls")
         self.report["phases"]["correctness_s"] = time.monotonic() - t
 
+    def _start_checkers(self):
+        """GPU: one checker process per runner, of that runner's uid (CUDA IPC fails across
+        users), started before any submission code exists (batch.py, checker.py)."""
+        self.checkers["cand"] = batch.CheckerProcess(self.task_name, uid=self.work.uid,
+                                                     cache=self.work.private_dir(), log_dir=str(self.work.path))
+        self.checkers["base"] = batch.CheckerProcess(self.task_name, uid=os.getuid(), cache=self.cache,
+                                                     log_dir=str(self.work.path))
+
     def _timing(self):
         t = time.monotonic()
-        warmup, block, min_rounds, max_rounds, target, budget = self.reps
-        rows = []
-        samples = []  # every timed call's ms, in call order (bench/spread_estimators.py reads them)
-        for j, shape in enumerate(self.bench_shapes):
-            where = f"benchmark shape {_fmt(shape)}"
-            seq = iter(range(1 << 30))
-            seed = lambda kind: self.derive(self.master, "bench", j, kind, next(seq))  # noqa: E731
-            prep = {"cand": [], "base": []}  # the judge's wall clock around `prepare`, timed calls
-            pairs = []  # (reported, wall, checksum) ms of every candidate call on this shape
-            base_pairs = []  # the same for the trusted baseline calls: the clock check's yardstick
-            for w in range(warmup):
-                _, ms, wall, _, checksum = self._call(shape, seed("cand"), where, first=(w == 0))
-                pairs.append((ms, wall, checksum))
-            with self._baseline_running():
-                for fn in BASELINES:
-                    for _ in range(warmup):
-                        self._base_call(fn, shape, seed(fn))
-            # per side: the scored times (to the call's stream event) and the full ones (to the
-            # end event after the device-wide synchronize); their difference is the host's return
-            # from the synchronize plus any work left on other streams (time_call)
-            cand, cand_sync, walls = [], [], []
-            times = {fn: [] for fn in BASELINES}
-            times_sync = {fn: [] for fn in BASELINES}
-            started = time.monotonic()
-            for r in range(max_rounds):
-                order = ("cand",) + BASELINES
-                for kind in order[r % 3:] + order[:r % 3]:  # rotated: no side always follows another
-                    if kind == "cand":
-                        for _ in range(block):
-                            _, ms, wall, _, checksum = self._call(shape, seed("cand"), where)
-                            prep["cand"].append(self._prepare_ms)
-                            cand.append(self._stream_ms)
-                            cand_sync.append(ms)
-                            walls.append(wall)
-                            pairs.append((ms, wall, checksum))
-                        continue
-                    with self._baseline_running():
-                        for i in range(block):
-                            ms, wall, checksum = self._base_call(kind, shape, seed(kind), check=(i == 0))
-                            prep["base"].append(self._prepare_ms)
-                            times[kind].append(self._stream_ms)
-                            times_sync[kind].append(ms)
-                            base_pairs.append((ms, wall, checksum))
-                self._check_threads("during timing")
-                eager, comp = times["eager"], times["compile"]
-                stable = all(timing.rel_se_of_median(xs) <= target for xs in (cand, eager, comp))
-                spent = time.monotonic() - started
-                # stable counts from min_rounds; the budget and the time limit from BUDGET_ROUNDS
-                # (slow calls, like the block's under the CPU interpreter, vary less per call)
-                over = spent > budget or self._short_of_time()
-                if (r + 1 >= min_rounds and stable) or (r + 1 >= min(min_rounds, BUDGET_ROUNDS) and over):
-                    break
-            base_gaps = [m - st for fn in BASELINES for m, st in zip(times_sync[fn], times[fn])]
-            after_stream = _after_stream_excess([m - st for m, st in zip(cand_sync, cand)], base_gaps)
-            rows.append(self._shape_row(shape, cand, walls, times["eager"], times["compile"], pairs,
-                                        base_pairs, after_stream))
-            samples.append({"shape": dict(shape), "block": block, "candidate": cand, **times,
-                            "candidate_after_stream_ms": rows[-1]["candidate_ms"] - timing.median(cand),
-                            "candidate_sync": cand_sync,
-                            **{f"{fn}_sync": times_sync[fn] for fn in BASELINES}})
-            moved = checks.prepare_disagreement(prep["cand"], prep["base"], device=self.device)
-            if moved:
-                self.codes.append(("clock_disagreement", f"{where}: {moved}"))
+        if self.device != "cuda":
+            self.checkers = {"cand": batch.LocalChecker(self.task, self.work),
+                             "base": batch.LocalChecker(self.task, self.base_work)}
+        b = self.baseline
+        sides = {"cand": batch.Side("cand", runner=self.runner, send=self._send, expect=self._expect,
+                                    checker=self.checkers["cand"], work=self.work)}
+        for fn in BASELINES:
+            sides[fn] = batch.Side(fn, runner=b, send=b.send, expect=b.expect, checker=self.checkers["base"],
+                                   work=self.base_work, fn=fn)
+        self.runner.stop()
+        try:
+            self.report["shapes"] = timed.Phase(self, sides, self.checkers).run()
+        finally:
+            self.runner.cont()
+        self.report["timing_gate"] = ("judge's clock over batches of calls; overhead from the trusted "
+                                      "baseline runner's own clock")
         self._recheck()
-        self.report["shapes"] = rows
         self.report["phases"]["timing_s"] = time.monotonic() - t
-        _write_samples(self.task_name, samples)
+
+    def note_call_limit(self, first: bool) -> None:
+        self._call_limit = FIRST_CALL_LIMIT_S if first else CALL_LIMIT_S
+
+    def check_threads(self, when: str) -> None:
+        self._check_threads(when)
+
+    def short_of_time(self) -> bool:
+        return self._short_of_time()
 
     def _recheck(self):
         """Fresh inputs on the test shapes after timing, called exactly like timed calls."""
@@ -513,16 +446,6 @@ class Evaluation:
             yield
         finally:
             self.runner.cont()
-
-    @contextlib.contextmanager
-    def _baseline_running(self):
-        """The baseline runner runs (and the candidate's tree is stopped) only for its own calls."""
-        with self._stopped():
-            self.baseline.cont()
-            try:
-                yield
-            finally:
-                self.baseline.stop()
 
     def _base_call(self, fn: str, shape: dict, seed: int, *, check: bool = False, first: bool = False):
         """One call of a baseline in the baseline runner, through the candidate's protocol: prepare,
@@ -562,10 +485,6 @@ class Evaluation:
                 or result.get("problems") or result.get("stored") is not True
                 or list(result.get("shape") or []) != list(out_shape)):
             raise b.error(f"{fn} on {_fmt(shape)}: done={done!r:.200} result={result!r:.300}")
-        try:
-            self._stream_ms = _stream_ms(done, ms)
-        except Failure:
-            raise b.error(f"{fn} on {_fmt(shape)}: done={done!r:.200}") from None
         data = self._snapshot(out_bytes, self.base_work)
         out = checks.from_bytes(data[:out_bytes], dtype, out_shape, device)
         t = time.perf_counter()
@@ -582,49 +501,6 @@ class Evaluation:
 
     def _short_of_time(self) -> bool:
         return self.deadline - time.monotonic() < 0.25 * self.time_limit_s
-
-    def _shape_row(self, shape, cand, walls, eager, comp, pairs, base_pairs, after_stream=0.0) -> dict:
-        """`cand`, `eager`, `comp`: each side's stream times; `after_stream`: the candidate's device
-        time after its stream's end beyond the baselines' (_after_stream_excess): flagged and
-        charged to it past AFTER_STREAM_ABS_MS / AFTER_STREAM_REL."""
-        hidden = after_stream > max(AFTER_STREAM_ABS_MS, AFTER_STREAM_REL * timing.median(cand))
-        if hidden:
-            cand = [x + after_stream for x in cand]
-        c, e, k, w = (timing.median(xs) for xs in (cand, eager, comp, walls))
-        floor = self.task.floor_ms(shape, bandwidth_bytes_s=self.ceilings["bandwidth_bytes_s"],
-                                   peak_flop_s=self.ceilings["peak_flop_s"])
-        row = {"shape": dict(shape), "candidate_ms": c, "eager_ms": e, "compile_ms": k, "wall_ms": w,
-               "floor_ms": floor, "speedup_vs_compile": k / c if c > 0 else None,
-               "speedup_vs_eager": e / c if c > 0 else None, "after_stream_ms": after_stream}
-        for side, xs in (("candidate", cand), ("eager", eager), ("compile", comp)):
-            row[f"{side}_p10_ms"], row[f"{side}_p90_ms"] = timing.quantile(xs, 0.1), timing.quantile(xs, 0.9)
-        where = f"benchmark shape {_fmt(shape)}"
-        # the yardstick for the candidate's wall clock is the trusted baselines' own overhead
-        # between `go` and `done` (pipe round trip, flush, event and synchronize, checksum) on the
-        # same harness: a candidate whose gap is much larger is doing work the events do not see
-        gaps = sorted(w - m - checks.FP_ALLOWANCE * c for m, w, c in base_pairs)
-        mid = timing.median(gaps)
-        overhead = max(0.0, mid)
-        jitter = gaps[int(0.9 * (len(gaps) - 1))] - mid if gaps else 0.0
-        excess = max(0.0, overhead - checks.OVERHEAD_CAP_MS[self.device])  # the cap is for pings
-        pairs = [(m, w - excess, c) for m, w, c in pairs]
-        disagreement = checks.clock_disagreement(pairs, overhead_ms=overhead, device=self.device,
-                                                 jitter_ms=jitter)
-        if disagreement:
-            self.codes.append(("clock_disagreement", f"{where}: {disagreement}"))
-        if hidden:
-            self.codes.append(("clock_disagreement", f"{where}: the device was busy {after_stream:.3g} ms per "
-                                                     "call after the call's own stream had finished, beyond "
-                                                     "what the trusted baselines show (work on other "
-                                                     "streams, timed by the device-wide synchronize)"))
-        if c < FLOOR_MARGIN * floor:
-            self.codes.append(("below_floor", f"{where}: {c:.4g} ms is below the roofline floor of "
-                                              f"{floor:.4g} ms (impossible on this device)"))
-        limit = self.task.max_speedup_vs_compile
-        if row["speedup_vs_compile"] and row["speedup_vs_compile"] > limit:
-            self.codes.append(("too_fast_vs_compile", f"{where}: {row['speedup_vs_compile']:.2f}x faster "
-                                                      f"than torch.compile (above this task's {limit:g}x)"))
-        return row
 
     # ---- watching the runner -----------------------------------------------------------------
     def _check_threads(self, when: str):
@@ -676,6 +552,8 @@ class Evaluation:
             self.runner.close()
         if self.baseline is not None:
             self.baseline.close()
+        for checker in self.checkers.values():
+            checker.close()
         if self.base_work is not None:
             self.base_work.remove()
         if self.work is not None:
@@ -711,27 +589,6 @@ class Evaluation:
                     row[key] = _finite(value)
 
 
-def _stream_ms(done: dict, ms: float) -> float:
-    """The time to the call's stream event (time_call's stream_ms), at most the full time; the
-    full time where the runner sent none (the CPU)."""
-    if "stream_ms" not in done:
-        return ms
-    return min(checks.number(done, "stream_ms"), ms)
-
-
-def _after_stream_excess(cand_gaps: list, base_gaps: list) -> float:
-    """How much longer, per call, the device stayed busy after the candidate's stream finished than
-    after the trusted baselines' (median against median; never negative). Honest code leaves
-    nothing behind, so its gap is the host's return from the synchronize, as the baselines'.
-    The runner reports both times, as it always reported the full one: a runner that moves time
-    from its stream time into its gap gains at most the bound below which nothing is charged
-    (AFTER_STREAM_ABS_MS / _REL), less than the wall clock check lets a lie about the full time
-    gain (checks.CLOCK_REL / CLOCK_ABS_MS)."""
-    if not cand_gaps or not base_gaps:
-        return 0.0
-    return max(0.0, statistics.median(cand_gaps) - statistics.median(base_gaps))
-
-
 def _single_thread() -> int:
     """CPU timing runs on one thread on both sides: on small shared machines a thread pool's
     wake-up costs a scheduler slice (about 10 ms), which buried every small kernel."""
@@ -751,5 +608,6 @@ def _fmt(shape: dict) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in shape.items()) + "}"
 
 
-def evaluate(source: bytes, *, task: str, device: str, mode: str = "ranked", time_limit_s: float = 300) -> dict:
-    return Evaluation(source, task=task, device=device, mode=mode, time_limit_s=time_limit_s).run()
+def evaluate(source: bytes, *, task: str, device: str, mode: str = "ranked", time_limit_s: float = 300,
+             scan: bool = True) -> dict:
+    return Evaluation(source, task=task, device=device, mode=mode, time_limit_s=time_limit_s, scan=scan).run()

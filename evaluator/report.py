@@ -158,10 +158,10 @@ SHAPE_NUMBERS = ("candidate_ms", "eager_ms", "compile_ms", "wall_ms", "floor_ms"
                  "speedup_vs_compile", "speedup_vs_eager")
 # how the timed calls were spread around each median (10th and 90th percentile): a noisy run shows
 SHAPE_SPREAD = tuple(f"{side}_{q}_ms" for side in ("candidate", "eager", "compile") for q in ("p10", "p90"))
-# optional as well (older reports lack them): the device time per call after the candidate's
-# stream finished, beyond the baselines' (judge._after_stream_excess); added to candidate_ms, and
-# flagged, only past judge.AFTER_STREAM_ABS_MS / AFTER_STREAM_REL
-SHAPE_OPTIONAL = SHAPE_SPREAD + ("after_stream_ms",)
+# optional as well: how the shape was timed (batch.py): calls per batch, batches per side, and the
+# fixed overhead of a batch taken off every window (ms per batch). after_stream_ms is read from
+# reports of the earlier per-call clock only.
+SHAPE_OPTIONAL = SHAPE_SPREAD + ("calls_per_batch", "batches", "overhead_ms", "after_stream_ms")
 
 
 def validate(obj) -> dict:
@@ -210,7 +210,7 @@ def validate(obj) -> dict:
     shapes = []
     for i, row in enumerate(_list(obj.get("shapes", []), "shapes", MAX_SHAPES)):
         where = f"shapes[{i}]"
-        _dict(row, where, 16)
+        _dict(row, where, 24)
         if set(row) - {"shape", *SHAPE_NUMBERS, *SHAPE_OPTIONAL}:
             _fail(where, "unknown keys")
         clean = {"shape": _shape(row.get("shape", {}), f"{where}.shape")}

@@ -8,17 +8,22 @@ the submission would have to reach into and patch, which the source scan flags.
 Protocol (judge -> runner, one frame each; runner replies):
     load                                   -> ready | error
     prepare {shape, seed, snap, settle, back, keep, profile[, fn]}  -> prepared | error
-    go {size, key}                         -> done {ms, fp[, stream_ms]}, then result {...} | error
-
-`prepare` builds the inputs and synchronizes; `go` flushes the caches and times the call
-(timing.time_call), so the flush lies between `go` and `done` on the judge's wall clock.
-With --baseline (the judge's trusted baseline runner, baseline.py: never the submission) the
-source defines custom_kernel (eager) and compiled_kernel (torch.compile), and prepare's `fn`
-("eager" / "compile") picks one; the candidate's runner ignores `fn`.
-    ping                                   -> done {ms}
+    go {size, key}                         -> done {ms, fp}, then result {...} | error
+    inputs {desc | path, nbytes, layout, slot_bytes, slots}          -> mapped
+    batch {count[, fn]}                    -> batch_done {outputs, meta, problems, device_ms}
     release                                -> released
     stats                                  -> stats {triton, cuda, aten}
     exit                                   -> (exits)
+
+`prepare` / `go` serve the correctness calls: the runner builds the inputs from the seed and the
+judge checks the bytes it returns. `inputs` / `batch` serve the timing: the inputs lie in memory the
+trusted checker wrote (checker.py) and the runner maps; `batch` runs the calls back to back and
+answers with where its outputs lie, so that the checker reads them itself. The judge's own clock,
+from sending `batch` to the checker's sample of the outputs, is the time that is scored; the
+runner's `device_ms` is read only from the trusted baseline runner.
+With --baseline (the judge's trusted baseline runner, baseline.py: never the submission) the
+source defines custom_kernel (eager) and compiled_kernel (torch.compile), and the `fn` field
+("eager" / "compile") picks one; the candidate's runner ignores `fn`.
 """
 from __future__ import annotations
 
@@ -101,7 +106,6 @@ class Harness:
         import torch  # noqa: F811  (imported after the privilege drop and env setup)
 
         from .tasks import get_task
-        from .timing import Flusher
 
         global sync, time_call
         from .timing import sync, time_call  # noqa: F811
@@ -124,7 +128,6 @@ class Harness:
                 if session == 0:
                     before = _thread_count()
             self.profiler_growth = max(0, _thread_count() - before)
-        self.flusher = Flusher(self.device, hold_ms=self.task.gpu_gate_hold_ms)
         self._warm_triton()
 
     def _warm_triton(self):
@@ -190,8 +193,7 @@ class Harness:
     # ---- the loop ------------------------------------------------------------------------
     def serve(self):
         self.warm_up()
-        self.send(t="hello", notes=self.notes, profiler_growth=self.profiler_growth,
-                  gate=self.flusher.gate_note)
+        self.send(t="hello", notes=self.notes, profiler_growth=self.profiler_growth)
         msg = channel.recv(self.inp)
         if msg.get("op") != "load":
             return
@@ -204,10 +206,12 @@ class Harness:
                 self.prepare(msg)
             elif op == "go":
                 self.go(msg)
-            elif op == "ping":
-                self.ping()
+            elif op == "inputs":
+                self.map_inputs(msg)
+            elif op == "batch":
+                self.batch(msg)
             elif op == "release":
-                self.kept, self.prev = [], None
+                self.kept, self.prev, self.batch_outputs = [], None, []
                 self.send(t="released")
             elif op == "stats":
                 self.send(t="stats", triton=self.triton_launched, cuda=self.cuda_kernels[:64],
@@ -227,18 +231,11 @@ class Harness:
             stored = False
             if msg.get("back"):  # the inputs as built, before the call: the judge compares them
                 stored = self._write([_raw(x) for x in inputs], int(msg.get("size", 0)))
-            # inputs complete before `go`; the flush comes after `go` (timing.time_call)
             sync(self.device)
         except BaseException as e:  # noqa: BLE001
             self.fail(self._error_code(e), f"preparing inputs failed: {_one_line(e)}",
                       traceback.format_exc())
         self.send(t="prepared", stored=stored)
-
-    def ping(self):
-        from .timing import time_call
-
-        _, ms = time_call(_noop, (), self.device)
-        self.send(t="done", ms=ms)
 
     def go(self, msg):
         call = self.call
@@ -264,16 +261,15 @@ class Harness:
                       traceback.format_exc())
 
     def _timed(self, snapshot: bool, detail: dict | None = None):
-        """Like timing.time_call, plus (when the judge asks, which is every call since session 5)
-        a copy of the output taken the moment the call returns, on the current stream, after the
-        stream event and before anything synchronizes."""
+        """timing.time_call, plus (when the judge asks) a copy of the output taken the moment the
+        call returns, on the current stream, before anything synchronizes."""
         snaps = []
 
         def after(out):
             if snapshot and type(out) is torch.Tensor:
                 snaps.append(out.detach().clone())
 
-        out, ms = time_call(self.call_fn, self.inputs, self.device, self.flusher, after, detail)
+        out, ms = time_call(self.call_fn, self.inputs, self.device, after)
         return out, ms, (snaps[0] if snaps else None)
 
     def _profiled(self):
@@ -304,6 +300,91 @@ class Harness:
             if self.device == "cuda":
                 torch.cuda.synchronize()
         return out, (time.perf_counter() - t0) * 1e3
+
+    # ---- timed batches -------------------------------------------------------------------
+    def map_inputs(self, msg):
+        """Views of every call's inputs in the memory the checker writes: its device buffer
+        through CUDA IPC, or on the CPU its file, mapped read-only."""
+        try:
+            nbytes = int(msg["nbytes"])
+            if self.device == "cuda":
+                from .ipc import Exporter, Mapper
+
+                self.mapper = getattr(self, "mapper", None) or Mapper()
+                self.exporter = getattr(self, "exporter", None) or Exporter()
+                raw = self.mapper.bytes_view(msg["desc"], nbytes)
+            else:
+                import warnings
+
+                import numpy as np
+
+                mm = np.memmap(msg["path"], dtype=np.uint8, mode="r", shape=(nbytes,))
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # read-only on purpose: writes fault
+                    raw = torch.from_numpy(mm)
+            step = int(msg["slot_bytes"])
+            self.slots = [tuple(raw[k * step + o: k * step + o + n].view(getattr(torch, d)).view(s)
+                                for d, s, o, n in msg["layout"]) for k in range(int(msg["slots"]))]
+            self.batch_outputs = []
+        except BaseException as e:  # noqa: BLE001
+            self.fail("crash", f"mapping the inputs failed: {_one_line(e)}", traceback.format_exc())
+        self.send(t="mapped")
+
+    def batch(self, msg):
+        """The calls of one timed batch, back to back with no round trip between them, then where
+        the outputs lie. On the GPU the outputs are described while the device still runs the
+        calls, so that only the synchronize and the answer follow the last kernel: what is left
+        of the harness's own work inside the judge's window is what no submission can skip.
+        `device_ms` (CUDA events, or the CPU's clock, around the calls) is read by the judge from
+        the trusted baseline runner only."""
+        count = int(msg["count"])
+        fn = self.fns.get(msg.get("fn"), self.fn) if self.fns else self.fn
+        self.batch_outputs = []
+        try:
+            if self.device == "cuda":
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                outs = [fn(*self.slots[k]) for k in range(count)]
+                end.record()
+                outs, problems, meta, descs = self._describe(outs)
+                torch.cuda.synchronize()
+                device_ms, stored = start.elapsed_time(end), False
+            else:
+                t = time.perf_counter()
+                outs = [fn(*self.slots[k]) for k in range(count)]
+                device_ms = (time.perf_counter() - t) * 1e3
+                outs, problems, meta, descs = self._describe(outs)
+                stored = not problems and self._write([_raw(o) for o in outs], int(msg.get("size", 0)))
+            self.batch_outputs = outs
+        except BaseException as e:  # noqa: BLE001
+            self.fail(self._error_code(e), f"custom_kernel raised {_one_line(e)}", traceback.format_exc())
+        self.send(t="batch_done", outputs=descs, meta=meta, problems=problems[:16], device_ms=device_ms,
+                  stored=stored)
+
+    def _describe(self, outs):
+        """(outputs, problems, meta, descriptors): what the runner can tell of the live outputs,
+        and on the GPU where each lies (the checker reads them itself)."""
+        problems, meta = [], []
+        for out in outs:
+            problems += self._batch_problems(out)
+            meta.append({"dtype": str(out.dtype), "shape": list(out.shape), "device": out.device.type}
+                        if _plain_tensor(out) else None)
+        if problems:
+            return outs, problems, meta, None
+        # the checker reads whole words from the start of each output
+        outs = [o if o.is_contiguous() and o.data_ptr() % 16 == 0
+                else o.clone(memory_format=torch.contiguous_format) for o in outs]
+        descs = [self.exporter.export(o) for o in outs] if self.device == "cuda" else None
+        return outs, problems, meta, descs
+
+    def _batch_problems(self, out) -> list:
+        if type(out) is not torch.Tensor:
+            return [["wrong_type", f"custom_kernel returned {_type_name(out)}, not a torch.Tensor"]]
+        if not _plain_tensor(out):
+            return [["wrong_type", f"custom_kernel returned a tensor with layout {out.layout}"]]
+        if out.device.type != self.device:
+            return [["wrong_device", f"the output is on {out.device}, not on {self.device}"]]
+        return []
 
     # ---- checks that need the live tensors -------------------------------------------------
     def check_and_store(self, out, snap, size):

@@ -78,10 +78,6 @@ class Task:
     max_speedup_vs_compile: float = 2.0
     # the floor is set by memory traffic ("memory") or by matrix arithmetic ("compute")
     bound: str = "memory"
-    # GPU: the timing gate holds the GPU at least this long before every timed call, on all sides
-    # alike (timing.Gate). 0 unless the task's kernels take milliseconds of host work to launch:
-    # a held gate made short memory-bound timings noisy on the H200 (docs/gpu-results.md)
-    gpu_gate_hold_ms: float = 0.0
 
     def bench_shapes(self, device: str) -> Sequence[Shape]:
         return self.bench_shapes_gpu if device == "cuda" else self.bench_shapes_cpu

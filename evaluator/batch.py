@@ -1,0 +1,306 @@
+"""Timed batches: the only times that enter a score, all read on the judge's own clock.
+
+One batch of one side (the candidate's runner, or the trusted baseline runner as eager or
+torch.compile):
+
+  1. the runner is stopped (SIGSTOP, every thread); the side's checker writes the inputs of K calls
+     into memory the runner has mapped (checker.py), fresh seeds for every call;
+  2. the judge starts its clock, sends `batch` and continues the runner, which makes the K calls
+     back to back, synchronizes and answers with where its outputs lie;
+  3. the judge stops the runner's process group and (GPU) has the checker read a secret sample of
+     every output, or (CPU) waits until every thread of the runner has stopped: the clock stops;
+  4. the checker verifies every input, every output against its gold answer, and that no sampled
+     word changed after the sample (work still running after the window is a deferred write).
+
+The window holds, besides the K calls, a fixed overhead (pipes, waking the runner, the final
+synchronize, the sample). The trusted baseline runner times its own calls with CUDA events (the CPU
+clock on the CPU); window minus that time is the overhead of a batch, and its median over the
+shape's baseline batches is taken off every batch of every side before dividing by K. Nothing the
+candidate's process reports is used. Both sides' checkers time how long writing the inputs took on
+their own device clock: a kernel the candidate left running while it was stopped shares the GPU
+with the checker and shows there (`extra_threads`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+
+import torch
+
+from . import channel, checks, isolation
+from .checks import Failure
+
+# a batch's calls should last about this long, by the trusted eager baseline's own clock: host
+# jitter (tens of microseconds on the GPU, milliseconds on a loaded CPU) stays well under 0.5 %
+TARGET_MS = {"cuda": 20.0, "cpu": 150.0, "quick": 30.0}
+SIZING_CALLS = {"cuda": 4, "cpu": 2, "quick": 2}  # the eager batch that measures a call first
+MAX_CALLS = {"cuda": 512, "cpu": 128, "quick": 64}
+MEM_CAP_BYTES = {"cuda": 32 << 30, "cpu": 256 << 20}  # inputs and outputs of one side's batch
+CPU_BATCH_MS = {"cpu": 1500.0, "quick": 300.0}  # a CPU candidate's batch, at most about this long
+MEM_FRACTION = 0.2  # on the GPU, at most this share of the device's memory as well
+L2_MULTIPLE = 3  # the inputs of a batch together exceed the L2 this many times over
+BUSY_RATIO = 1.3  # the candidate's checker took this much longer to write the same inputs: flagged
+
+
+@dataclasses.dataclass
+class Timed:
+    """One batch as the judge saw it."""
+    side: str
+    window_ms: float  # the judge's clock, `batch` sent to the runner frozen and its outputs sampled
+    device_ms: float  # the runner's own clock around its calls (trusted from the baseline only)
+    gen_ms: float  # the checker's own clock while it wrote the inputs
+    done_ms: float = 0.0  # the judge's clock from `batch` to the runner's answer (part of window_ms)
+
+
+def calls_per_batch(device: str, *, eager_ms: float, cand_ms: float, slot_bytes: int, out_bytes: int,
+                    quick: bool = False) -> tuple[int, int]:
+    """(calls per baseline batch, calls per candidate batch).
+
+    The baselines get enough calls for TARGET_MS at the eager baseline's time per call (measured
+    by the trusted baseline runner), within the memory cap, and on the GPU enough inputs to exceed
+    the L2 several times over (no flush is needed inside a batch). On the GPU the candidate gets
+    the same number: a candidate that could shrink its own batches by being slow when sized would
+    multiply any error in the overhead taken off each batch. On the CPU a kernel under the Triton
+    interpreter runs hundreds of times slower than eager, so its batches are cut to CPU_BATCH_MS
+    by its own (judge-timed) sizing batch; CPU timings are a try-out and say so."""
+    kind = "quick" if quick else device
+    k = math.ceil(TARGET_MS[kind] / max(eager_ms, 1e-3))
+    if device == "cuda":
+        props = torch.cuda.get_device_properties(0)
+        l2 = getattr(props, "L2_cache_size", 0) or (50 << 20)
+        k = max(k, math.ceil(L2_MULTIPLE * l2 / max(slot_bytes, 1)))
+        memory = min(MEM_CAP_BYTES["cuda"], MEM_FRACTION * props.total_memory)
+    else:
+        memory = MEM_CAP_BYTES["cpu"]
+    k = min(max(k, SIZING_CALLS[kind]), MAX_CALLS[kind])
+    k = max(1, min(k, int(memory // max(slot_bytes + out_bytes, 1))))
+    if device == "cuda":
+        return k, k
+    return k, max(SIZING_CALLS[kind], min(k, int(CPU_BATCH_MS[kind] // max(cand_ms, 1e-3))))
+
+
+# ---- the checkers ------------------------------------------------------------------------------
+
+class LocalChecker:
+    """CPU: the judge's own Checker; inputs in a file of the side's work directory that the runner
+    maps read-only, outputs copied by the runner into its output file before it answers."""
+
+    def __init__(self, task, work):
+        from .checker import Checker
+
+        self.checker = Checker(task, "cpu")
+        self.work = work
+        self.path = None
+
+    def plan(self, shape: dict) -> dict:
+        return self.checker.plan(shape)
+
+    def buffer(self, slots: int) -> dict:
+        nbytes = slots * self.checker.slot_bytes
+        self.path = os.path.join(self.work.path, f"inputs-{secrets.token_hex(4)}.bin")
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+        os.ftruncate(fd, max(nbytes, 1))
+        os.close(fd)
+        self.checker.use_buffer(torch.from_file(self.path, shared=True, size=max(nbytes, 1), dtype=torch.uint8))
+        return {"path": self.path, "nbytes": nbytes}
+
+    def fill(self, seeds) -> float:
+        return self.checker.fill(list(seeds))
+
+    def sample(self, done: dict) -> None:
+        """Nothing to sample: on the CPU the runner is stopped before the clock stops, and a
+        stopped process writes nothing."""
+
+    def verify(self, done: dict, where: str) -> tuple[list, float]:
+        if done.get("stored") is not True:
+            return [["protocol", "protocol violation: the runner did not store its outputs"]], 0.0
+        n = self.checker.out_bytes
+        count = len(self.checker.seeds)
+        raw = torch.empty(n * count, dtype=torch.uint8)
+        if n * count and self.work.read_buffer(raw.numpy()) != n * count:
+            return [["protocol", "protocol violation: the output file is shorter than the outputs"]], 0.0
+        return self.checker.verify([raw[k * n:(k + 1) * n] for k in range(count)], where)
+
+    def close(self) -> None:
+        self.checker.use_buffer(None)
+
+
+class CheckerProcess:
+    """GPU: `python -m evaluator.checker` as `uid` (the runner's), outside the runner's PID
+    namespace. `cache`: its Triton cache, a directory the runner can neither write nor name."""
+
+    def __init__(self, task: str, *, uid: int, cache: str, log_dir: str):
+        to_r, self.to_checker = os.pipe()
+        self.from_checker, from_w = os.pipe()
+        args = [sys.executable, "-P", "-s", "-m", "evaluator.checker", "--task", task,
+                "--in-fd", str(to_r), "--out-fd", str(from_w)]
+        if isolation.is_root() and uid != os.getuid():
+            args += ["--drop-to", str(uid)]
+        env = {k: os.environ[k] for k in isolation.ENV_PASSTHROUGH if k in os.environ}
+        env.update(HOME=cache, TMPDIR=cache, TRITON_CACHE_DIR=os.path.join(cache, "triton"),
+                   PYTHONPATH=isolation.PACKAGE_ROOT, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+        self.log = open(os.path.join(log_dir, f"checker-{secrets.token_hex(4)}.log"), "wb")
+        self.proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=self.log,
+                                     stderr=self.log, pass_fds=(to_r, from_w), start_new_session=True,
+                                     close_fds=True, cwd="/")
+        os.close(to_r)
+        os.close(from_w)
+        self.started = False
+
+    def call(self, op: str, timeout_s: float = 120.0, **fields) -> dict:
+        try:
+            if not self.started:
+                hello = channel.recv(self.from_checker, time.monotonic() + 300)
+                if hello.get("t") != "hello":
+                    raise RuntimeError(f"the checker said {hello!r:.200}")
+                self.started = True
+            channel.send(self.to_checker, {"op": op, **fields})
+            reply = channel.recv(self.from_checker, time.monotonic() + timeout_s)
+        except (OSError, channel.Timeout, channel.Closed, channel.ProtocolError) as e:
+            raise RuntimeError(f"the checker failed on {op!r}: {type(e).__name__}: {e}; "
+                               f"its log: {self.tail()}") from None
+        if reply.get("t") != "ok":
+            raise RuntimeError(f"the checker failed on {op!r}: {reply.get('message')}\n{reply.get('trace', '')}")
+        return reply
+
+    def plan(self, shape: dict) -> dict:
+        return self.call("plan", shape=shape)
+
+    def buffer(self, slots: int) -> dict:
+        return self.call("buffer", slots=slots)
+
+    def fill(self, seeds) -> float:
+        return float(self.call("fill", seeds=list(seeds))["gen_ms"])
+
+    def sample(self, done: dict) -> list:
+        return self.call("sample", outputs=done.get("outputs")).get("problems", [])
+
+    def verify(self, done: dict, where: str) -> tuple[list, float]:
+        reply = self.call("verify", timeout_s=600, where=where)
+        return reply.get("problems", []), float(reply.get("worst", 0.0))
+
+    def tail(self) -> str:
+        try:
+            with open(self.log.name, "rb") as f:
+                return f.read()[-2000:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def close(self) -> None:
+        try:
+            channel.send(self.to_checker, {"op": "exit"})
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        for fd in (self.to_checker, self.from_checker):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.log.close()
+
+
+# ---- one side, one batch -------------------------------------------------------------------
+
+class Side:
+    """A runner and its checker. `send` / `expect` are the judge's channel functions for that
+    runner (the candidate's raise Failure, the baseline's BaselineError)."""
+
+    def __init__(self, name: str, *, runner, send, expect, checker, work, fn: str | None = None):
+        self.name, self.runner, self.send, self.expect = name, runner, send, expect
+        self.checker, self.work, self.fn = checker, work, fn
+
+    def map_inputs(self, message: dict, plan: dict, slots: int, deadline: float) -> None:
+        self.runner.cont()
+        try:
+            self.send({"op": "inputs", **message, "layout": plan["layout"], "slot_bytes": plan["slot_bytes"],
+                       "slots": slots})
+            self.expect("mapped", deadline)
+        finally:
+            self.runner.stop()
+
+    def batch(self, seeds, *, device: str, out_bytes: int, deadline: float, where: str,
+              check: bool = True) -> Timed:
+        """One timed batch (the runner stopped on entry and on return). `check=False` skips the
+        full comparison of the outputs with their gold answers: for the trusted baselines after
+        their first batch of a shape, whose outputs are the reference's own."""
+        gen_ms = self.checker.fill(seeds)
+        size = self.work.ensure_buffer(out_bytes * len(seeds)) if device != "cuda" else 0
+        t0 = time.perf_counter()
+        self.send({"op": "batch", "count": len(seeds), "fn": self.fn, "size": size})
+        _signal_group(self.runner, signal.SIGCONT)
+        done = self.expect("batch_done", deadline)
+        answered = time.perf_counter()
+        _signal_group(self.runner, signal.SIGSTOP)
+        if device == "cuda":
+            sampled = self.checker.sample(done)
+        else:
+            self.runner.stop()
+            sampled = []
+        window = (time.perf_counter() - t0) * 1e3
+        self.runner.stop()
+        _claims(done, len(seeds), where)
+        if sampled:
+            raise Failure(*[tuple(p) for p in sampled])
+        problems, _ = self.checker.verify(done, where) if check else ([], 0.0)
+        if problems:
+            raise Failure(*[(str(c), str(m)[:1000]) for c, m in problems])
+        return Timed(self.name, window, checks.number(done, "device_ms"), gen_ms, (answered - t0) * 1e3)
+
+
+def _signal_group(runner, sig: int) -> None:
+    """One system call to the runner's process group, inside the window. Walking the whole tree
+    through /proc (Runner.stop / cont) costs milliseconds that vary with the machine's process
+    count; it is done only outside the window. A descendant that left the group stays stopped
+    through the batch, which can only slow the submission down."""
+    try:
+        os.killpg(runner.pid, sig)
+    except OSError:
+        pass
+
+
+def _claims(done: dict, count: int, where: str) -> None:
+    """What the runner itself found on the live outputs (wrong type or device): a rejection; the
+    descriptors are only checked for form here, the checker reads the memory itself."""
+    problems = checks.result_problems({"problems": done.get("problems", [])})
+    if problems:
+        raise Failure(*[(c, f"{where}: {m}") for c, m in problems])
+    outputs = done.get("outputs")
+    if outputs is not None and (not isinstance(outputs, list) or len(outputs) != count):
+        raise checks.protocol("one output descriptor per call is required")
+
+
+# ---- the numbers of a shape ----------------------------------------------------------------
+
+def overhead_ms(baseline: list[Timed]) -> float:
+    """The median fixed overhead of a batch: the judge's window minus the trusted baseline
+    runner's own time around its calls."""
+    gaps = sorted(t.window_ms - t.device_ms for t in baseline)
+    return max(0.0, gaps[len(gaps) // 2]) if gaps else 0.0
+
+
+def per_call(batches: list[Timed], overhead: float, calls: int) -> list[float]:
+    return [max(t.window_ms - overhead, 1e-6) / calls for t in batches]
+
+
+def busy_while_stopped(cand: list[Timed], base: list[Timed]) -> str | None:
+    """A message when the candidate's checker needed clearly longer to write the same inputs than
+    the baseline's: the GPU was shared with work the candidate left running while stopped."""
+    if not cand or not base:
+        return None
+    c = sorted(t.gen_ms for t in cand)[len(cand) // 2]
+    b = sorted(t.gen_ms for t in base)[len(base) // 2]
+    if b <= 0 or c <= BUSY_RATIO * b:
+        return None
+    return (f"writing the inputs of a batch took {c:.3g} ms (median) while the submission's runner was "
+            f"stopped, against {b:.3g} ms for the trusted baselines: the device was busy with work "
+            "left running in the background")

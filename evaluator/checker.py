@@ -1,0 +1,290 @@
+"""The checker: the trusted side of a timed batch. It builds the batch's inputs where the runner can
+read them, reads the runner's outputs itself, and compares them with gold answers it computes.
+
+On the GPU it is its own process (`python -m evaluator.checker`), of the runner's uid so that CUDA
+IPC works between them (it fails across users), outside the runner's PID namespace, non-dumpable,
+with a private scratch directory the runner cannot name. It is started before the submission
+exists and only ever reads what the runner describes; nothing the runner says is taken as a result.
+On the CPU the judge holds a `Checker` itself: the inputs lie in a file the runner maps read-only,
+and the runner copies its outputs into its output file before it answers.
+
+Per batch (judge.py drives it; the runner is stopped while inputs are written):
+    fill {seeds}       write the inputs of every call into the shared buffer; time it on this
+                       process's own device clock (a kernel the runner left running shows here)
+    sample {outputs}   inside the judge's timed window: read a secret random sample of every
+                       output's words. Work still writing the outputs after this is caught below
+    verify {outputs}   after the window: every input unchanged, every output against its gold
+                       answer, and every sampled word unchanged since the sample
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import secrets
+import sys
+import traceback
+
+import torch
+
+from . import channel, checks, isolation
+from .checks import Failure
+
+ALIGN = 256  # every input tensor starts on this byte boundary in its slot
+SAMPLE_EVERY = 1024  # one sampled 4-byte word per this many words of output (at least 64)
+SCRUB_BYTES = 256 << 20  # written after the inputs so that none of them sits in the L2
+
+
+class Checker:
+    """Inputs, samples and verification for one task on one device; one shape at a time."""
+
+    def __init__(self, task, device: str):
+        self.task = task
+        self.device = device
+        self.buffer = None
+        self.layout: list[tuple[torch.dtype, tuple, int, int]] = []  # (dtype, shape, offset, nbytes)
+        self.slot_bytes = 0
+        self.shape = None
+        self.seeds: list[int] = []
+        self.idx = None
+        self.samples = None
+        self.out_shape = None
+        self.gen = torch.Generator(device=device)
+        self.gen.manual_seed(secrets.randbits(63))
+        self.scrub = None
+        self.gather = None
+
+    # ---- layout --------------------------------------------------------------------------
+    def plan(self, shape: dict) -> dict:
+        """Where each input of one call lies in a slot, and the output's shape: from one set of
+        inputs built here."""
+        from .tasks import base
+
+        inputs = self.task.make_inputs(shape, 0, self.device)
+        layout, offset = [], 0
+        for x in inputs:
+            nbytes = x.numel() * x.element_size()
+            layout.append((x.dtype, tuple(x.shape), offset, nbytes))
+            offset += -(-nbytes // ALIGN) * ALIGN
+        with base.full_fp32():
+            gold = self.task.reference_fp32(*inputs)
+        self.layout, self.slot_bytes, self.shape = layout, offset, dict(shape)
+        self.out_shape = tuple(gold.shape)
+        self.out_bytes = gold.numel() * torch.empty((), dtype=self.task.output_dtype).element_size()
+        return {"layout": [[str(d).removeprefix("torch."), list(s), o, n] for d, s, o, n in layout],
+                "slot_bytes": self.slot_bytes, "out_shape": list(self.out_shape), "out_bytes": self.out_bytes}
+
+    def use_buffer(self, buffer: torch.Tensor) -> None:
+        """The shared input buffer (uint8, slots x slot_bytes)."""
+        self.buffer = buffer
+
+    def slot(self, k: int) -> list[torch.Tensor]:
+        base = k * self.slot_bytes
+        return [self.buffer[base + o: base + o + n].view(d).view(s) for d, s, o, n in self.layout]
+
+    # ---- one batch -------------------------------------------------------------------------
+    def fill(self, seeds: list[int]) -> float:
+        """Write the inputs of len(seeds) calls; milliseconds on this process's own clock."""
+        if len(seeds) * self.slot_bytes > self.buffer.numel():
+            raise ValueError("more calls than the buffer has slots")
+        start, end = self._events()
+        t = _now(self.device, start)
+        for k, seed in enumerate(seeds):
+            for dst, src in zip(self.slot(k), self.task.make_inputs(self.shape, seed, self.device)):
+                dst.copy_(src)
+        if self.device == "cuda":
+            if self.scrub is None:
+                self.scrub = torch.empty(SCRUB_BYTES, dtype=torch.uint8, device="cuda")
+            self.scrub.zero_()
+            self._draw_samples(len(seeds))
+        self.seeds = list(seeds)
+        return _elapsed(self.device, t, start, end)
+
+    def _draw_samples(self, count: int) -> None:
+        words = self.out_bytes // 4
+        n = max(64, words // SAMPLE_EVERY) if words else 0
+        self.idx = torch.randint(0, max(words, 1), (count, n), generator=self.gen, device=self.device)
+        self.samples = torch.empty((count, n), dtype=torch.int32, device=self.device)
+
+    def sample(self, addresses: list[int]) -> None:
+        """Inside the timed window: read the sampled words of every output (device addresses)."""
+        if self.idx is None or not addresses or self.idx.shape[1] == 0:
+            return
+        if self.gather is None:
+            self.gather = Gather()
+        self.gather(addresses, self.idx, self.samples, self.out_bytes)
+        torch.cuda.synchronize()
+
+    def verify(self, outputs: list[torch.Tensor], where: str) -> tuple[list, float]:
+        """(problems, max abs error): every input, output and sample of the batch just timed."""
+        from .tasks import base
+
+        worst = 0.0
+        for k, (seed, raw) in enumerate(zip(self.seeds, outputs)):
+            call = f"{where}, call {k + 1} of {len(self.seeds)}"
+            try:
+                built = self.task.make_inputs(self.shape, seed, self.device)
+                if any(not checks.same_bytes(a, b) for a, b in zip(self.slot(k), built)):
+                    raise Failure(("input_modified", f"{call}: custom_kernel modified its input tensors"))
+                out = raw.view(self.task.output_dtype).view(self.out_shape)
+                if self.device == "cuda" and self.idx is not None and self.idx.shape[1]:
+                    now = raw[: (self.out_bytes // 4) * 4].view(torch.int32)[self.idx[k]]
+                    if not torch.equal(now, self.samples[k]):
+                        raise Failure(("deferred_write", f"{call}: the output changed after the call "
+                                                         "had answered (work still running after it)"))
+                with base.full_fp32():
+                    gold = self.task.reference_fp32(*built)
+                worst = max(worst, checks.compare(out, gold, self.task.tolerance, call))
+            except Failure as f:
+                return [list(p) for p in f.problems], worst
+        return [], worst
+
+    def _events(self):
+        if self.device != "cuda":
+            return None, None
+        return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+
+def _now(device, start):
+    import time
+
+    if device == "cuda":
+        start.record()
+        return None
+    return time.perf_counter()
+
+
+def _elapsed(device, t, start, end) -> float:
+    import time
+
+    if device == "cuda":
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end)
+    return (time.perf_counter() - t) * 1e3
+
+
+class Gather:
+    """samples[k, j] = word idx[k, j] of output k, for all outputs in one launch (Triton): the
+    part of the check that lies inside the timed window costs microseconds, not a pass over the
+    outputs. Falls back to one indexing op per output where the kernel cannot run."""
+
+    def __init__(self):
+        self.kernel = None
+        try:
+            from ._gather import gather_words
+
+            self.kernel = gather_words
+        except Exception:  # noqa: BLE001 - a missing Triton means the torch fallback
+            self.kernel = None
+
+    def __call__(self, addresses, idx, samples, nbytes: int):
+        from .ipc import view
+
+        count, n = idx.shape
+        if self.kernel is not None:
+            try:
+                addrs = torch.tensor(addresses, dtype=torch.int64).to("cuda")
+                block = 1024
+                self.kernel[(count, math.ceil(n / block))](addrs, idx, samples, n, BLOCK=block)
+                return
+            except Exception:  # noqa: BLE001
+                self.kernel = None
+        for k, address in enumerate(addresses):
+            samples[k] = view(address, nbytes)[: (nbytes // 4) * 4].view(torch.int32)[idx[k]]
+
+
+# ---- the process ----------------------------------------------------------------------------
+
+class Server:
+    """`python -m evaluator.checker`: a Checker behind the control channel, inputs shared and
+    outputs mapped through CUDA IPC."""
+
+    def __init__(self, task: str, device: str, in_fd: int, out_fd: int):
+        from . import ipc
+        from .tasks import get_task
+
+        self.inp, self.out = in_fd, out_fd
+        torch.cuda.init()
+        torch.cuda.set_device(0)
+        torch.ones(1, device="cuda").sum().item()
+        self.checker = Checker(get_task(task), "cuda")
+        self.ipc = ipc
+        self.mapper = ipc.Mapper()
+        self.addresses: list[int] = []
+
+    def send(self, **msg):
+        channel.send(self.out, msg)
+
+    def serve(self):
+        self.send(t="hello", pid=os.getpid(), uid=os.getuid())
+        while True:
+            msg = channel.recv(self.inp)
+            op = msg.get("op")
+            if op == "exit" or op is None:
+                return
+            try:
+                self.send(t="ok", **getattr(self, f"op_{op}")(msg))
+            except Failure as f:
+                self.send(t="ok", problems=[list(p) for p in f.problems], worst=0.0)
+            except self.ipc.IpcError as e:
+                self.send(t="ok", problems=[["protocol", f"protocol violation: {e}"]], worst=0.0)
+            except Exception as e:  # noqa: BLE001 - the judge turns this into an evaluator error
+                self.send(t="error", message=f"{type(e).__name__}: {e}"[:2000],
+                          trace=traceback.format_exc()[-4000:])
+
+    def op_ping(self, msg):
+        return {}
+
+    def op_plan(self, msg):
+        return self.checker.plan(msg["shape"])
+
+    def op_buffer(self, msg):
+        self.checker.use_buffer(None)
+        torch.cuda.empty_cache()
+        buf = torch.empty(int(msg["slots"]) * self.checker.slot_bytes, dtype=torch.uint8, device="cuda")
+        self.checker.use_buffer(buf)
+        return {"desc": self.ipc.export(buf), "nbytes": buf.numel()}
+
+    def op_fill(self, msg):
+        self.addresses = []
+        return {"gen_ms": self.checker.fill([int(s) for s in msg["seeds"]])}
+
+    def op_sample(self, msg):
+        descs = msg.get("outputs")
+        if not isinstance(descs, list) or len(descs) != len(self.checker.seeds):
+            raise self.ipc.IpcError("one memory descriptor per call is required")
+        n = self.checker.out_bytes
+        before = self.mapper.opened
+        self.addresses = [self.mapper.address(d, n) for d in descs]
+        self.checker.sample(self.addresses)
+        return {"opened": self.mapper.opened - before}
+
+    def op_verify(self, msg):
+        outputs = [self.ipc.view(a, self.checker.out_bytes) for a in self.addresses]
+        problems, worst = self.checker.verify(outputs, str(msg.get("where", ""))[:200])
+        self.addresses = []
+        return {"problems": problems, "worst": worst}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m evaluator.checker")
+    p.add_argument("--task", required=True)
+    p.add_argument("--in-fd", type=int, required=True)
+    p.add_argument("--out-fd", type=int, required=True)
+    p.add_argument("--drop-to", type=int, default=None)
+    args = p.parse_args(argv)
+    if args.drop_to is not None and os.geteuid() == 0:
+        needed = [sys.prefix, sys.base_prefix, sys.exec_prefix, isolation.PACKAGE_ROOT,
+                  *[d for d in sys.path if d and os.path.isdir(d)]]
+        notes = isolation.drop_privileges(args.drop_to, args.drop_to, needed)
+        if notes:
+            sys.stderr.write("; ".join(notes) + "\n")
+    isolation.make_undumpable()
+    os.chdir(os.environ.get("HOME") or "/")
+    Server(args.task, "cuda", args.in_fd, args.out_fd).serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""The timing phase of a ranked evaluation: per benchmark shape, rounds of one batch per side
+(candidate, eager, torch.compile; the order rotated every round so that no side always follows
+another), until the medians are stable or the budget is spent. batch.py says what one batch is and
+why its time can be trusted; this module turns batches into the report's per-shape rows and flags.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from . import batch, timing
+
+SIDES = ("cand", "eager", "compile")
+FLOOR_MARGIN = 0.9  # flag a median under 90 % of the roofline floor (the ceilings are measured)
+# repetitions: (warm-up batches per side, min rounds, max rounds, target rel. SE of the medians,
+# seconds per benchmark shape)
+REPS = {
+    "cuda": (1, 5, 10, 0.003, 8.0),
+    # CPU: single calls here vary 10-20 % and drift between two speeds, so many short batches
+    "cpu": (1, 8, 24, 0.01, 20.0),
+    "quick": (1, 2, 2, 1.0, 5.0),
+}
+# the budget per shape (and the evaluation's time limit) may end timing after this many rounds
+# even when min_rounds asks for more
+BUDGET_ROUNDS = 3
+
+
+def stop_rounds(done: int, *, stable: bool, over: bool, min_rounds: int) -> bool:
+    """Stable counts from min_rounds; the budget and the time limit from BUDGET_ROUNDS."""
+    return (done >= min_rounds and stable) or (done >= min(min_rounds, BUDGET_ROUNDS) and over)
+
+
+class Phase:
+    """`ev`: the Evaluation (task, device, ceilings, seeds, deadline, codes); `sides`: name ->
+    batch.Side; `checkers`: "cand" / "base" -> the checker serving that runner."""
+
+    def __init__(self, ev, sides: dict, checkers: dict):
+        self.ev, self.sides, self.checkers = ev, sides, checkers
+        self.reps = REPS["quick" if ev.quick else ev.device]
+        self.samples = []
+
+    def run(self) -> list[dict]:
+        rows = [self.shape(j, shape) for j, shape in enumerate(self.ev.bench_shapes)]
+        _write_samples(self.ev.task_name, self.samples)
+        return rows
+
+    def shape(self, j: int, shape: dict) -> dict:
+        ev = self.ev
+        where = f"benchmark shape {_fmt(shape)}"
+        plan = self.checkers["cand"].plan(shape)
+        self.checkers["base"].plan(shape)
+        count = iter(range(1 << 30))
+
+        def run(side: str, calls: int, first: bool = False) -> batch.Timed:
+            seeds = [ev.derive(ev.master, "bench", j, side, next(count)) for _ in range(calls)]
+            limit = time.monotonic() + (ev.first_call_limit_s if first else ev.call_limit_s)
+            ev.note_call_limit(first)
+            return self.sides[side].batch(seeds, device=ev.device, out_bytes=plan["out_bytes"],
+                                          deadline=limit, where=where, check=first or side == "cand")
+
+        # size the batches: the eager baseline on its own clock, the candidate on the judge's
+        kind = "quick" if ev.quick else ev.device
+        sizing = batch.SIZING_CALLS[kind]
+        self._map(plan, {"cand": sizing, "eager": sizing})
+        run("eager", sizing, first=True)
+        run("cand", sizing, first=True)
+        eager_ms = run("eager", sizing).device_ms / sizing
+        cand_ms = run("cand", sizing).window_ms / sizing
+        k_base, k_cand = batch.calls_per_batch(ev.device, eager_ms=eager_ms, cand_ms=cand_ms,
+                                               slot_bytes=plan["slot_bytes"], out_bytes=plan["out_bytes"],
+                                               quick=ev.quick)
+        calls = {"cand": k_cand, "eager": k_base, "compile": k_base}
+        self._map(plan, calls)
+        warmup, min_rounds, max_rounds, target, budget = self.reps
+        for w in range(warmup):
+            for side in SIDES:
+                run(side, calls[side], first=(w == 0 and side == "compile"))
+        got = {side: [] for side in SIDES}
+        started = time.monotonic()
+        for r in range(max_rounds):
+            for side in SIDES[r % 3:] + SIDES[:r % 3]:
+                got[side].append(run(side, calls[side]))
+            ev.check_threads("during timing")
+            stable = all(timing.rel_se_of_median([t.window_ms for t in got[s]]) <= target for s in SIDES)
+            over = time.monotonic() - started > budget or ev.short_of_time()
+            if stop_rounds(r + 1, stable=stable, over=over, min_rounds=min_rounds):
+                break
+        return self.row(shape, where, calls, got)
+
+    def _map(self, plan: dict, calls: dict) -> None:
+        """A buffer of calls[side] slots from each checker, mapped by its runner (eager and
+        compile share the baseline runner, and its buffer: calls["eager"] slots)."""
+        deadline = time.monotonic() + self.ev.call_limit_s
+        for side in ("cand", "eager"):
+            checker = self.checkers["cand" if side == "cand" else "base"]
+            self.sides[side].map_inputs(checker.buffer(calls[side]), plan, calls[side], deadline)
+
+    def row(self, shape: dict, where: str, calls: dict, got: dict) -> dict:
+        ev = self.ev
+        overhead = batch.overhead_ms(got["eager"] + got["compile"])
+        times = {side: batch.per_call(got[side], overhead, calls[side]) for side in SIDES}
+        c, e, k = (timing.median(times[s]) for s in SIDES)
+        floor = ev.task.floor_ms(shape, bandwidth_bytes_s=ev.ceilings["bandwidth_bytes_s"],
+                                 peak_flop_s=ev.ceilings["peak_flop_s"])
+        row = {"shape": dict(shape), "candidate_ms": c, "eager_ms": e, "compile_ms": k,
+               "wall_ms": timing.median([t.window_ms for t in got["cand"]]) / calls["cand"], "floor_ms": floor,
+               "speedup_vs_compile": k / c if c > 0 else None, "speedup_vs_eager": e / c if c > 0 else None,
+               "calls_per_batch": calls["cand"], "batches": len(got["cand"]), "overhead_ms": overhead}
+        for side, name in zip(SIDES, ("candidate", "eager", "compile")):
+            row[f"{name}_p10_ms"] = timing.quantile(times[side], 0.1)
+            row[f"{name}_p90_ms"] = timing.quantile(times[side], 0.9)
+        self.samples.append({"shape": dict(shape), "calls": calls, "overhead_ms": overhead,
+                             **{side: [vars(t) for t in got[side]] for side in SIDES}})
+        # GPU only: on the CPU a stopped process computes nothing, and the tree-wide SIGSTOP is
+        # the defence; there the time to write inputs varies with the machine's other load
+        busy = ev.device == "cuda" and batch.busy_while_stopped(got["cand"], got["eager"] + got["compile"])
+        if busy:
+            ev.codes.append(("extra_threads", f"{where}: {busy}"))
+        if c < FLOOR_MARGIN * floor:
+            ev.codes.append(("below_floor", f"{where}: {c:.4g} ms is below the roofline floor of "
+                                            f"{floor:.4g} ms (impossible on this device)"))
+        limit = ev.task.max_speedup_vs_compile
+        if row["speedup_vs_compile"] and row["speedup_vs_compile"] > limit:
+            ev.codes.append(("too_fast_vs_compile", f"{where}: {row['speedup_vs_compile']:.2f}x faster "
+                                                    f"than torch.compile (above this task's {limit:g}x)"))
+        return row
+
+
+def _fmt(shape: dict) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in shape.items()) + "}"
+
+
+def _write_samples(task: str, samples: list) -> None:
+    """With EVALUATOR_SAMPLES_DIR set (the operator's, for bench/ runs), every batch of every side
+    (window, the runner's own time, the checker's input time) goes to a JSON file there."""
+    where = os.environ.get("EVALUATOR_SAMPLES_DIR")
+    if not where:
+        return
+    os.makedirs(where, exist_ok=True)
+    path = os.path.join(where, f"{task}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json")
+    with open(path, "w") as f:
+        json.dump({"task": task, "shapes": samples}, f)
+
