@@ -3,10 +3,14 @@ from django.template.loader import render_to_string
 
 from leaderboard import selectors
 from leaderboard.web.pagecache import anonymous_page, cached
+from leaderboard.web.present import device_label
 
 
 def _tasks_html() -> str:
-    return render_to_string("web/_home_tasks.html", {"tasks": selectors.task_list_with_stats()})
+    tasks = list(selectors.task_list_with_stats())
+    for task in tasks:
+        task.best_device_name = device_label(task.best_device_type or "")
+    return render_to_string("web/_home_tasks.html", {"tasks": tasks})
 
 
 @anonymous_page
