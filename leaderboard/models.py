@@ -139,6 +139,12 @@ class Submission(models.Model):
             self.source_sha256 = hashlib.sha256(self.source.encode()).hexdigest()
         super().save(*args, **kwargs)
 
+    def get_absolute_url(self) -> str:
+        # the admin's "view on site" link goes to the submission's page
+        from django.urls import reverse
+
+        return reverse("submission_detail", args=[self.pk])
+
     @property
     def is_finished(self) -> bool:
         return self.status in (self.Status.DONE, self.Status.FAILED)
