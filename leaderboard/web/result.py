@@ -102,10 +102,11 @@ def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
                        "submit in ranked mode to be timed."}
     sp = significant(s.speedup_vs_compile)
     if is_tryout(s.device_type):
-        why = (f"{sp}x torch.compile on the {device_name}: a try-out. Every check passed; the times "
-               "are interpreter timings, not comparable to GPU results.")
+        why = (f"{sp}x the speed of torch.compile on the {device_name}: a try-out. Every check passed; "
+               "the times are interpreter timings, not comparable to GPU results.")
     else:
-        why = f"{sp}x torch.compile on {device_name} (geometric mean over the benchmark shapes); it ranks."
+        why = (f"{sp}x the speed of torch.compile on {device_name} (geometric mean over the benchmark "
+               "shapes); it ranks.")
     if s.approved_by_id:
         why += " Approved after review."
     if noisy:

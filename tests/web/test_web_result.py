@@ -23,7 +23,7 @@ def box(html):
 def test_a_verified_gpu_result_reads_in_one_line(client, task, owner):
     tone, title, why = box(page(client, owner, make_done(task, owner, speedup=1.25)))
     assert (tone, title) == ("ok", "Verified")
-    assert "1.25x torch.compile on NVIDIA H200" in why and "it ranks" in why
+    assert "1.25x the speed of torch.compile on NVIDIA H200" in why and "it ranks" in why
 
 
 def test_a_cpu_result_is_a_tryout_with_interpreter_timings(client, task, owner):
