@@ -154,6 +154,7 @@ def leaderboard(request, name: str):
         "device_types": selectors.device_types_for_task(task=task),
         "entries": [
             {"rank": e.rank, "user": e.user.username, "submission": e.pk,
+             "page": request.build_absolute_uri(reverse("submission_detail", args=[e.pk])),
              "speedup_vs_compile": e.speedup_vs_compile, "speedup_vs_eager": e.speedup_vs_eager,
              "pct_of_floor": e.pct_of_floor, "gpu_name": e.gpu_name, "created_at": _iso(e.created_at)}
             for e in entries

@@ -135,4 +135,6 @@ def result_times(rows: list[dict]) -> str:
         barmode="group", yaxis_title="ms (median; bar: p10-p90)", xaxis_title="benchmark shape",
         yaxis_type="log" if spread > 30 else "linear", **_LAYOUT,
     )
+    # "1e-4", not plotly's SI "100μ", which reads as a unit next to "ms"
+    fig.update_yaxes(exponentformat="e")
     return fig.to_json()

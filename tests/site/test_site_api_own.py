@@ -61,3 +61,11 @@ def test_the_report_is_the_stored_one_for_its_owner_and_staff(client, task, owne
                       **auth(services.api_token_create(user=staff)[1])).status_code == 200
     assert client.get("/api/submissions/999999/report",
                       **auth(services.api_token_create(user=owner)[1])).status_code == 404
+
+
+def test_leaderboard_entries_link_to_their_public_page(client, task, owner):
+    sub = make_done(task, owner)
+    entry = client.get(f"/api/tasks/softmax/leaderboard?device={sub.device_type}").json()["entries"][0]
+    assert entry["page"].endswith(f"/submissions/{sub.pk}/")
+    client.logout()
+    assert client.get(entry["page"]).status_code == 200
