@@ -129,3 +129,12 @@ def test_logout_is_post_only(client, owner):
     r = client.post(reverse("logout"))
     assert r.status_code == 302
     assert client.get(reverse("profile")).status_code == 302
+
+
+def test_the_leaderboard_marks_entries_whose_code_is_public(client, done, owner):
+    from leaderboard import services
+
+    url = reverse("task_detail", args=[done.task.name])
+    assert 'class="code-open"' not in client.get(url).content.decode()
+    services.submission_publish(submission=done, actor=owner)
+    assert 'class="code-open"' in client.get(url).content.decode()

@@ -40,6 +40,7 @@ def _board(task: Task, device_type: str) -> dict:
             "submission_id": e.pk,
             "user_id": e.user_id,
             "username": e.user.get_username(),
+            "code_open": bool(selectors.code_open_reason(submission=e)),
             "speedup_vs_compile": e.speedup_vs_compile,
             "speedup_vs_eager": e.speedup_vs_eager,
             "pct_of_floor": e.pct_of_floor,
