@@ -31,6 +31,8 @@ def test_a_cpu_result_is_a_tryout_with_interpreter_timings(client, task, owner):
     tone, title, why = box(html)
     assert title == "Verified" and "0.00312x" in why and "try-out" in why and "interpreter timings" in why
     assert 'id="tryout"' in html and "not comparable to GPU results" in html
+    # the share of a floor set above any CPU says nothing on a CPU: not shown
+    assert "Share of" not in html and "Share of" in page(client, owner, make_done(task, owner, speedup=1.1))
     assert "on CPU" in re.search(r'<dd><strong id="speedup-compile">.*?</dd>', html, re.S).group(0)
 
 
