@@ -27,6 +27,11 @@ def test_home_lists_tasks_with_best_speedup_and_count(client, task, owner, other
     assert re.search(r'<td class="num">2</td>', row)
 
 
+def test_home_says_where_uploads_are_evaluated(client, db):
+    html = client.get(reverse("home")).content.decode()
+    assert re.search(r'<p id="runs-on">Uploads here are evaluated on <strong>CPU</strong>\. That is a try-out', html)
+
+
 def test_home_sees_a_new_result_at_once(client, task, owner):
     assert "no verified result yet" in client.get(reverse("home")).content.decode()
     make_done(task, owner, speedup=1.1)
