@@ -39,7 +39,7 @@ def submission_json(request, sub: Submission, summary: bool = False) -> dict:
         "attempts": sub.attempts,
         "page": request.build_absolute_uri(reverse("submission_detail", args=[sub.pk])),
     }
-    if sub.report is not None:
+    if sub.status == Submission.Status.DONE:  # a stored result; the status, not the deferred report
         data["report"] = request.build_absolute_uri(reverse("api-submission-report", args=[sub.pk]))
     if sub.is_finished and summary:
         data.update({"verdict": sub.verdict, "speedup_vs_compile": sub.speedup_vs_compile,
@@ -200,10 +200,7 @@ def submission_list(request):
         query["page"] = str(n)
         return request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
 
-    results = []
-    for sub in rows:
-        data = submission_json(request, sub, summary=True)
-        results.append(data)
+    results = [submission_json(request, sub, summary=True) for sub in rows]
     return JsonResponse({
         "count": total, "page": page, "pages": pages, "per_page": per_page,
         "next": link(page + 1) if page < pages else None,

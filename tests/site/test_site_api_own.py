@@ -69,3 +69,11 @@ def test_leaderboard_entries_link_to_their_public_page(client, task, owner):
     assert entry["page"].endswith(f"/submissions/{sub.pk}/")
     client.logout()
     assert client.get(entry["page"]).status_code == 200
+
+
+def test_a_page_of_the_list_costs_a_fixed_number_of_queries(client, task, owner, django_assert_max_num_queries):
+    key = services.api_token_create(user=owner)[1]
+    for _ in range(6):
+        make_done(task, owner)
+    with django_assert_max_num_queries(6):  # token, its last use, count, the page: not one per row
+        assert len(client.get("/api/submissions?per_page=6", **auth(key)).json()["results"]) == 6
