@@ -106,14 +106,14 @@ def submission_for_viewer(*, submission_id: int, user) -> Submission | None:
 def code_open_reason(*, submission: Submission) -> str:
     """Why this submission's code is open to every visitor, in words; "" while it is not.
     Every reason code opens for goes here (an owner's publication; a closed competition would be
-    another), so the pages and the API ask one place."""
+    another), so every page asks one place."""
     if submission.published_at:
         return f"published by its owner on {submission.published_at:%Y-%m-%d}"
     return ""
 
 
 def code_visible(*, submission: Submission, user) -> bool:
-    """The code, the logs and the correctness messages: the owner and staff, or anyone once open."""
+    """The code and the logs: the owner and staff, or anyone once the code is open."""
     return submission.can_view(user) or bool(code_open_reason(submission=submission))
 
 
