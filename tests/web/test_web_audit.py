@@ -2,11 +2,9 @@
 the code with the scan's findings marked, timing, earlier submissions and a diff; decisions that
 need a reason and write the audit log."""
 import re
-from datetime import timedelta
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
 from leaderboard.models import AuditEntry, Submission
 from web_helpers import make_done

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from leaderboard import services
 from leaderboard.models import Submission
-from web_helpers import make_done
+from web_helpers import make_done, report_for
 
 
 def page(client, user, sub, name="submission_detail"):
@@ -130,7 +130,7 @@ def test_elapsed_time_while_running_and_the_finished_time_inside_the_live_part(c
     partial = page(client, owner, sub, "submission_status")
     assert re.search(r'<span class="muted" id="elapsed">running for \d+ s</span>', partial)
     assert "finished-at" not in partial
-    report = make_done.__globals__["report_for"](task, device="cpu")
+    report = report_for(task, device="cpu")
     assert services.submission_store_result(submission=claimed, report=report)
     partial = page(client, owner, sub, "submission_status")
     assert 'id="finished-at"' in partial and "took " in partial and "hx-get" not in partial

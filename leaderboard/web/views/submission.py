@@ -15,17 +15,11 @@ from leaderboard.web.present import badge, device_label, highlight_python, json_
 LOG_TAIL_CHARS = 16 * 1024
 
 
-class _LogInFirst(Exception):
-    pass
-
-
-def _submission_for(request, pk: int) -> Submission:
+def _submission_for(request, pk: int) -> Submission | None:
     """Owner and staff see any submission, everyone a public one (a ranked or published entry);
-    to anyone else it does not exist. A visitor who is not logged in is asked to log in first."""
+    to anyone else it does not exist. None: a visitor who is not logged in, asked to log in first."""
     submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
-    if submission is None:
-        if not request.user.is_authenticated:
-            raise _LogInFirst
+    if submission is None and request.user.is_authenticated:
         raise Http404("No such submission")
     return submission
 
@@ -64,9 +58,8 @@ def _result_context(request, submission: Submission) -> dict:
 
 
 def submission_detail(request, pk: int):
-    try:
-        submission = _submission_for(request, pk)
-    except _LogInFirst:
+    submission = _submission_for(request, pk)
+    if submission is None:
         return redirect_to_login(request.get_full_path())
     context = _result_context(request, submission)
     if context["code_visible"]:
@@ -80,9 +73,8 @@ def submission_detail(request, pk: int):
 
 def submission_status(request, pk: int):
     """The live part of the submission page, polled by htmx until the submission is finished."""
-    try:
-        submission = _submission_for(request, pk)
-    except _LogInFirst:
+    submission = _submission_for(request, pk)
+    if submission is None:
         return redirect_to_login(request.get_full_path())
     return render(request, "web/_submission_status.html", _result_context(request, submission))
 
