@@ -32,7 +32,7 @@ def queue(request):
     now = timezone.now()
     items = selectors.audit_queue(reason_code=reason)
     for item in items:
-        item.age_s = (now - item.created_at).total_seconds()
+        item.age_s = (now - (item.finished_at or item.created_at)).total_seconds()  # since it was flagged
         item.reason_words = [{"code": r["code"], "words": r["words"] or r["text"]} for r in words.reasons(item)]
         item.device_name = device_label(item.device_type)
     return render(request, "web/audit_queue.html", {
