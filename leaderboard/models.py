@@ -111,6 +111,8 @@ class Submission(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     approved_at = models.DateTimeField(null=True, blank=True)
+    # set when the owner opens the code to every visitor (selectors.code_open_reason)
+    published_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -137,6 +139,12 @@ class Submission(models.Model):
             self.source_sha256 = hashlib.sha256(self.source.encode()).hexdigest()
         super().save(*args, **kwargs)
 
+    def get_absolute_url(self) -> str:
+        # the admin's "view on site" link goes to the submission's page
+        from django.urls import reverse
+
+        return reverse("submission_detail", args=[self.pk])
+
     @property
     def is_finished(self) -> bool:
         return self.status in (self.Status.DONE, self.Status.FAILED)
@@ -151,7 +159,8 @@ class Submission(models.Model):
         )
 
     def can_view(self, user) -> bool:
-        """The owner and staff see the code, logs and result page."""
+        """The owner and staff see everything: code, logs and the result page (others see a ranked
+        or published entry's page through selectors.submission_for_viewer)."""
         return user.is_authenticated and (user.is_staff or user.pk == self.user_id)
 
 
@@ -181,6 +190,7 @@ class AuditEntry(models.Model):
         RERUN = "rerun"
         BAN = "ban"
         UNBAN = "unban"
+        PUBLISH = "publish"
 
     submission = models.ForeignKey(
         Submission, null=True, blank=True, on_delete=models.CASCADE, related_name="audit_entries"

@@ -1,10 +1,10 @@
 """Every read the pages, the admin and the API make. Keyword-only, no writes."""
 from __future__ import annotations
 
-from django.db.models import Count, F, Max, Q, QuerySet, Window
+from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery, Window
 from django.db.models.functions import RowNumber
 
-from leaderboard.models import AuditEntry, Submission, Task
+from leaderboard.models import AuditEntry, Profile, Submission, Task
 
 # What may rank: a finished, ranked, verified, visible result of a user who is not banned.
 RANKED = Q(
@@ -27,13 +27,16 @@ def ranked_submissions(*, task: Task | None = None, device_type: str | None = No
 
 
 def task_list_with_stats() -> QuerySet[Task]:
-    """Tasks with `best_speedup` (best ranked speedup over torch.compile, any device type) and
-    `submission_count` (every submission, any status)."""
+    """Tasks with `best_speedup` (best ranked speedup over torch.compile, any device type), the
+    device type it was measured on (`best_device_type`) and `submission_count` (every submission,
+    any status)."""
     ranked = Q(submissions__mode="ranked", submissions__status="done", submissions__verdict="verified",
                submissions__hidden=False) & ~Q(submissions__user__profile__banned=True)
+    best = ranked_submissions().filter(task=OuterRef("pk")).order_by("-speedup_vs_compile", "created_at")
     return Task.objects.annotate(
         submission_count=Count("submissions"),
         best_speedup=Max("submissions__speedup_vs_compile", filter=ranked),
+        best_device_type=Subquery(best.values("device_type")[:1]),
     ).order_by("name")
 
 
@@ -41,6 +44,12 @@ def device_types_for_task(*, task: Task) -> list[str]:
     """Device types to offer for this task: those with ranked entries, plus those it has floors for."""
     ranked = set(ranked_submissions(task=task).values_list("device_type", flat=True).distinct())
     return sorted(ranked | set(task.floors or {}))
+
+
+def device_types_with_results(*, task: Task) -> dict[str, int]:
+    """{device type: number of ranked entries} for this task."""
+    rows = ranked_submissions(task=task).values("device_type").annotate(n=Count("pk")).order_by()
+    return {r["device_type"]: r["n"] for r in rows}
 
 
 def leaderboard_for_task(*, task: Task, device_type: str) -> list[Submission]:
@@ -76,12 +85,36 @@ def submissions_for_user(*, user) -> QuerySet[Submission]:
     return Submission.objects.filter(user=user).select_related("task").defer("source", "report", "logs")
 
 
+def submission_is_public(*, submission: Submission) -> bool:
+    """A result every visitor may read: an entry on a leaderboard, or one whose code is open.
+    Test runs, rejected and flagged results stay between their owner and staff."""
+    if code_open_reason(submission=submission):
+        return True
+    if not submission.is_ranked or submission.speedup_vs_compile is None:
+        return False
+    return not Profile.objects.filter(user_id=submission.user_id, banned=True).exists()
+
+
 def submission_for_viewer(*, submission_id: int, user) -> Submission | None:
-    """The submission if this user may see it (its owner or staff), else None."""
+    """The submission if this user may see its page (owner, staff, or a public entry), else None."""
     sub = Submission.objects.select_related("task", "user").filter(pk=submission_id).first()
-    if sub is None or not sub.can_view(user):
+    if sub is None or not (sub.can_view(user) or submission_is_public(submission=sub)):
         return None
     return sub
+
+
+def code_open_reason(*, submission: Submission) -> str:
+    """Why this submission's code is open to every visitor, in words; "" while it is not.
+    Every reason code opens for goes here (an owner's publication; a closed competition would be
+    another), so every page asks one place."""
+    if submission.published_at:
+        return f"published by its owner on {submission.published_at:%Y-%m-%d}"
+    return ""
+
+
+def code_visible(*, submission: Submission, user) -> bool:
+    """The code and the logs: the owner and staff, or anyone once the code is open."""
+    return submission.can_view(user) or bool(code_open_reason(submission=submission))
 
 
 def flagged_queue() -> QuerySet[Submission]:
@@ -125,7 +158,11 @@ def shape_rows(*, submission: Submission) -> list[dict]:
                              shape=row.get("shape"), report_floor_ms=row.get("floor_ms"))
         cand = row.get("candidate_ms")
         band = _widest_band(row)
-        rows.append({**row, "floor_ms": floor,
+        judge_floor = row.get("floor_ms")
+        # the judge measures a GPU's ceilings itself; where its floor differs from the published
+        # one the page says which one the below-floor check used
+        differs = bool(floor and judge_floor and abs(judge_floor - floor) > 0.02 * floor)
+        rows.append({**row, "floor_ms": floor, "judge_floor_ms": judge_floor if differs else None,
                      "pct_of_floor": floor / cand * 100 if floor and cand and cand > 0 else None,
                      "band_pct": band * 100 if band is not None else None,
                      "noisy": band is not None and band > NOISY_BAND})
@@ -137,3 +174,30 @@ def calibration_for_task(*, task: Task, device_type: str) -> dict:
     are within the target and the target itself (services.task_record_calibration), or none."""
     entry = task.calibration_for(device_type)
     return {"measured": True, **entry} if entry else {"measured": False}
+
+
+def audit_queue(*, reason_code: str = "") -> list[Submission]:
+    """The review queue, oldest first (the longest wait on top), optionally one reason code only."""
+    queue = flagged_queue().defer("source", "logs", "report")
+    # filtered here, not in SQL: JSON containment differs between PostgreSQL and SQLite, and the
+    # queue is short
+    return [s for s in queue if not reason_code or reason_code in (s.reason_codes or [])]
+
+
+def audit_queue_reasons() -> list[tuple[str, int]]:
+    """(reason code, how many queued submissions carry it), most frequent first."""
+    counts: dict[str, int] = {}
+    for codes in flagged_queue().values_list("reason_codes", flat=True):
+        for code in set(codes or []):
+            counts[code] = counts.get(code, 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def earlier_submissions(*, submission: Submission, limit: int = 20) -> list[Submission]:
+    """The owner's earlier submissions to the same task, newest first."""
+    return list(
+        Submission.objects.filter(user_id=submission.user_id, task_id=submission.task_id,
+                                  created_at__lt=submission.created_at)
+        .order_by("-created_at")
+        .defer("logs", "report")[:limit]
+    )

@@ -21,7 +21,8 @@ def _iso(dt):
     return dt.isoformat() if dt else None
 
 
-def submission_json(request, sub: Submission) -> dict:
+def submission_json(request, sub: Submission, summary: bool = False) -> dict:
+    """A submission as the API shows it; `summary` leaves out the bulky parts (lists)."""
     data = {
         "id": sub.pk,
         "url": request.build_absolute_uri(reverse("api-submission", args=[sub.pk])),
@@ -36,8 +37,14 @@ def submission_json(request, sub: Submission) -> dict:
         "started_at": _iso(sub.started_at),
         "finished_at": _iso(sub.finished_at),
         "attempts": sub.attempts,
+        "page": request.build_absolute_uri(reverse("submission_detail", args=[sub.pk])),
     }
-    if sub.is_finished:
+    if sub.status == Submission.Status.DONE:  # a stored result; the status, not the deferred report
+        data["report"] = request.build_absolute_uri(reverse("api-submission-report", args=[sub.pk]))
+    if sub.is_finished and summary:
+        data.update({"verdict": sub.verdict, "speedup_vs_compile": sub.speedup_vs_compile,
+                     "speedup_vs_eager": sub.speedup_vs_eager, "ranked": sub.is_ranked, "hidden": sub.hidden})
+    elif sub.is_finished:
         data.update({
             "verdict": sub.verdict,
             "reasons": sub.reasons,
@@ -82,9 +89,11 @@ def _upload_fields(request) -> tuple[dict, bytes | str | None, str]:
 
 
 @csrf_exempt
-@require_http_methods(["POST"])
+@require_http_methods(["GET", "POST"])
 @token_required
 def submissions(request):
+    if request.method == "GET":
+        return submission_list(request)
     try:
         fields, source, filename = _upload_fields(request)
     except ValidationError as exc:
@@ -145,8 +154,70 @@ def leaderboard(request, name: str):
         "device_types": selectors.device_types_for_task(task=task),
         "entries": [
             {"rank": e.rank, "user": e.user.username, "submission": e.pk,
+             "page": request.build_absolute_uri(reverse("submission_detail", args=[e.pk])),
              "speedup_vs_compile": e.speedup_vs_compile, "speedup_vs_eager": e.speedup_vs_eager,
              "pct_of_floor": e.pct_of_floor, "gpu_name": e.gpu_name, "created_at": _iso(e.created_at)}
             for e in entries
         ],
     })
+
+
+PAGE_SIZE = 20
+PAGE_SIZE_MAX = 100
+
+
+def _positive_int(value, name: str, default: int, high: int | None = None) -> int:
+    if value in (None, ""):
+        return default
+    try:
+        n = int(value)
+    except ValueError:
+        raise ValidationError(f"'{name}' must be a whole number, not {value[:20]!r}.") from None
+    if n < 1 or (high is not None and n > high):
+        raise ValidationError(f"'{name}' must be between 1 and {high or 'the last page'}.")
+    return n
+
+
+def submission_list(request):
+    """GET /api/submissions?page=N&per_page=M[&task=NAME]: the caller's own submissions, newest
+    first, with the same fields as one submission minus logs, tests and per-shape rows."""
+    try:
+        page = _positive_int(request.GET.get("page"), "page", 1)
+        per_page = _positive_int(request.GET.get("per_page"), "per_page", PAGE_SIZE, PAGE_SIZE_MAX)
+    except ValidationError as exc:
+        return error(400, " ".join(exc.messages))
+    qs = selectors.submissions_for_user(user=request.user)
+    if request.GET.get("task"):
+        qs = qs.filter(task__name=request.GET["task"])
+    total = qs.count()
+    pages = max(1, -(-total // per_page))
+    if page > pages:
+        return error(404, f"No page {page}: there are {pages}.")
+    rows = qs[(page - 1) * per_page: page * per_page]
+
+    def link(n):
+        query = request.GET.copy()
+        query["page"] = str(n)
+        return request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
+
+    results = [submission_json(request, sub, summary=True) for sub in rows]
+    return JsonResponse({
+        "count": total, "page": page, "pages": pages, "per_page": per_page,
+        "next": link(page + 1) if page < pages else None,
+        "previous": link(page - 1) if page > 1 else None,
+        "results": results,
+    })
+
+
+@require_GET
+@token_required
+def submission_report(request, submission_id: int):
+    """The evaluator's report of a finished submission, as stored (owner or staff)."""
+    sub = Submission.objects.select_related("task").filter(pk=submission_id).first()
+    if sub is None:
+        return error(404, f"No submission #{submission_id}.")
+    if not sub.can_view(request.user):
+        return error(403, f"Submission #{submission_id} belongs to another user.")
+    if sub.report is None:
+        return error(404, f"Submission #{submission_id} has no report yet ({sub.status}).")
+    return JsonResponse(sub.report)

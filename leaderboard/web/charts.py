@@ -2,6 +2,10 @@
 
 The browser renders them with the vendored plotly.js (static/js/charts.js). Every number shown
 here is also in the page's tables, so the page reads the same without JavaScript.
+
+Titles are the page's own headings above each chart, not plotly's: plotly's mode bar sits at the
+top right of the figure and covered a title there on a narrow screen. The top margin leaves the
+mode bar a strip of its own.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ TOP_N = 20
 _ONE = dict(type="line", xref="paper", x0=0, x1=1, y0=1, y1=1, line=dict(dash="dot", color="#888"))
 _LAYOUT = dict(
     template="plotly_white",
-    margin=dict(l=60, r=20, t=50, b=60),
+    margin=dict(l=60, r=20, t=36, b=60),
     height=380,
     legend=dict(orientation="h", y=-0.2),
 )
@@ -31,7 +35,7 @@ def top_speedups(entries: list) -> str:
         ]
     )
     fig.update_layout(
-        title="Top speedups", barmode="group", shapes=[_ONE], yaxis_title="speedup (x)", xaxis_title="user", **_LAYOUT
+        barmode="group", shapes=[_ONE], yaxis_title="speedup (x)", xaxis_title="user", **_LAYOUT
     )
     return fig.to_json()
 
@@ -58,7 +62,7 @@ def history(points: list[dict]) -> str:
         ]
     )
     fig.update_layout(
-        title="Speedup over torch.compile over time", shapes=[_ONE], yaxis_title="speedup (x)", xaxis_title="date", **_LAYOUT
+        shapes=[_ONE], yaxis_title="speedup (x)", xaxis_title="date", **_LAYOUT
     )
     return fig.to_json()
 
@@ -81,7 +85,6 @@ def versus_floor(entries: list, floors: list[dict]) -> str:
             )
         )
     fig.update_layout(
-        title="Time against the roofline floor",
         barmode="group",
         yaxis_title="ms",
         yaxis_type="log" if len(floors) > 1 else "linear",
@@ -96,3 +99,42 @@ def _candidate_ms(entry, shape: dict):
         if row.get("shape") == shape:
             return row.get("candidate_ms")
     return None
+
+
+SIDES = (("candidate", "your kernel"), ("eager", "eager PyTorch"), ("compile", "torch.compile"))
+
+
+def result_times(rows: list[dict]) -> str:
+    """One result's median time per benchmark shape for the kernel, eager and torch.compile, each
+    with its p10-p90 band as an error bar, and the shape's roofline floor. `rows` are
+    selectors.shape_rows rows with `shape` already a label."""
+    labels = [r["shape"] for r in rows]
+    fig = go.Figure()
+    values = []
+    for side, name in SIDES:
+        ys = [r.get(f"{side}_ms") for r in rows]
+        values += [y for y in ys if y]
+        lo = [(r.get(f"{side}_ms") or 0) - r[f"{side}_p10_ms"] if r.get(f"{side}_p10_ms") is not None else 0
+              for r in rows]
+        hi = [r[f"{side}_p90_ms"] - (r.get(f"{side}_ms") or 0) if r.get(f"{side}_p90_ms") is not None else 0
+              for r in rows]
+        fig.add_trace(go.Bar(
+            name=name, x=labels, y=ys,
+            error_y=dict(type="data", symmetric=False, array=hi, arrayminus=lo, visible=any(hi) or any(lo)),
+            hovertemplate="%{x}<br>%{y:.3g} ms<extra>" + name + "</extra>",
+        ))
+    floors = [r.get("floor_ms") for r in rows]
+    values += [f for f in floors if f]
+    fig.add_trace(go.Scatter(
+        name="roofline floor", x=labels, y=floors, mode="markers",
+        marker=dict(symbol="line-ew-open", size=40, line=dict(width=3, color="#b3261e")),
+        hovertemplate="%{x}<br>floor %{y:.3g} ms<extra></extra>",
+    ))
+    spread = max(values) / min(values) if values and min(values) > 0 else 1
+    fig.update_layout(
+        barmode="group", yaxis_title="ms (median; bar: p10-p90)", xaxis_title="benchmark shape",
+        yaxis_type="log" if spread > 30 else "linear", **_LAYOUT,
+    )
+    # "1e-4", not plotly's SI "100μ", which reads as a unit next to "ms"
+    fig.update_yaxes(exponentformat="e")
+    return fig.to_json()

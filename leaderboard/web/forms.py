@@ -130,3 +130,19 @@ class UploadForm(forms.Form):
 
 class ApiTokenForm(forms.Form):
     name = forms.CharField(max_length=100, required=False, help_text="To tell your tokens apart.")
+
+
+class AuditDecisionForm(forms.Form):
+    """An auditor's decision on one submission; every decision carries its reason."""
+
+    action = forms.ChoiceField(choices=[("approve", "Approve"), ("disqualify", "Disqualify"), ("rerun", "Re-run")])
+    reason = forms.CharField(
+        max_length=2000, widget=forms.Textarea(attrs={"rows": 3}),
+        error_messages={"required": "Give a reason: it goes into the audit log."},
+    )
+
+    def clean_reason(self):
+        reason = self.cleaned_data["reason"].strip()
+        if not reason:
+            raise forms.ValidationError("Give a reason: it goes into the audit log.")
+        return reason

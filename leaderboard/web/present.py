@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import re
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -13,6 +14,35 @@ def shape_label(shape: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in shape.items())
 
 
+# "the benchmark is 8192 x 8192" / "the benchmark shapes are B 4, ... and B 1, ..." up to the
+# clause or sentence end: the task texts quote the GPU benchmark
+_BENCHMARK = re.compile(r"\b(the benchmark(?: shapes?)? (?:is|are)) (.+?)(?=, where|\.\s|\.$|$)", re.S)
+
+
+def describe_for_device(description: str, bench_shapes: list[str], device_name: str) -> str:
+    """The task's text with its benchmark quoted as the board on show runs it."""
+    if not bench_shapes:
+        return description
+    shapes = " and ".join(bench_shapes)
+    verb = "shapes are" if len(bench_shapes) > 1 else "shape is"
+    text, n = _BENCHMARK.subn(lambda m: f"the benchmark {verb} {shapes} on {device_name}", description, count=1)
+    if n:
+        return text
+    return f"{description} The benchmark {verb} {shapes} on {device_name}."
+
+
+def badge(submission) -> dict:
+    """The verdict badge: a test run that passed reads "correct, test run", never the green
+    "verified" of a ranked result."""
+    if not submission.verdict:
+        return {"css": submission.status, "text": submission.status}
+    if submission.mode == "test" and submission.verdict == "verified":
+        return {"css": "test", "text": "correct (test run)"}
+    if submission.hidden:
+        return {"css": "rejected", "text": "disqualified"}
+    return {"css": submission.verdict, "text": submission.verdict}
+
+
 def device_label(device_type: str) -> str:
     """"cpu" -> "CPU", "cuda:NVIDIA H200" -> "NVIDIA H200"."""
     if device_type == "cpu":
@@ -22,15 +52,19 @@ def device_label(device_type: str) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _highlight_cached(source: str) -> str:
-    return highlight(source, PythonLexer(), HtmlFormatter(linenos="table", cssclass="highlight"))
+def _highlight_cached(source: str, marked: tuple[int, ...] = ()) -> str:
+    # inline line numbers: one <pre> that scrolls sideways on a narrow screen, where the table
+    # layout of linenos="table" made the page wider than the viewport
+    formatter = HtmlFormatter(linenos="inline", cssclass="highlight", hl_lines=list(marked), lineanchors="L")
+    return highlight(source, PythonLexer(), formatter)
 
 
-def highlight_python(source: str) -> str:
-    """HTML of the source with Pygments; Pygments escapes every character of the code itself."""
+def highlight_python(source: str, marked: list[int] | tuple[int, ...] = ()) -> str:
+    """HTML of the source with Pygments (which escapes every character of the code itself);
+    `marked` lines get a highlight, each line an anchor #L-<n>."""
     if len(source) <= 16 * 1024:  # task reference code: small and shown on every task page view
-        return mark_safe(_highlight_cached(source))
-    return mark_safe(highlight(source, PythonLexer(), HtmlFormatter(linenos="table", cssclass="highlight")))
+        return mark_safe(_highlight_cached(source, tuple(marked)))
+    return mark_safe(_highlight_cached.__wrapped__(source, tuple(marked)))
 
 
 _JSON_ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from leaderboard.web.views import accounts, home, submission, task, upload
+from leaderboard.web.views import accounts, audit, home, submission, task, upload
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -9,6 +9,10 @@ urlpatterns = [
     path("upload/", upload.upload, name="upload"),
     path("submissions/<int:pk>/", submission.submission_detail, name="submission_detail"),
     path("submissions/<int:pk>/status/", submission.submission_status, name="submission_status"),
+    path("submissions/<int:pk>/publish/", submission.submission_publish, name="submission_publish"),
+    path("audit/", audit.queue, name="audit_queue"),
+    path("audit/<int:pk>/", audit.item, name="audit_item"),
+    path("audit/<int:pk>/decide/", audit.decide, name="audit_decide"),
     path("accounts/signup/", accounts.signup, name="signup"),
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -150,7 +150,7 @@ def test_the_leaderboard_is_public_json(client, task, owner, other):
 
 
 def test_wrong_methods_are_refused(client, owner_key, task):
-    assert client.get("/api/submissions", **auth(owner_key)).status_code == 405
+    assert client.delete("/api/submissions", **auth(owner_key)).status_code == 405
     assert client.post("/api/tasks/softmax/leaderboard").status_code == 405
 
 

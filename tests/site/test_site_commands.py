@@ -72,10 +72,51 @@ def test_evaluate_runs_what_a_worker_runs(tmp_path, capsys, require_sandbox, mon
     assert "correctness " in time_line and "sandbox " in time_line
 
 
-def test_evaluate_refuses_bad_files(tmp_path):
-    bad = tmp_path / "k.py"
-    bad.write_text("def nothing(): pass\n")
-    with pytest.raises(CommandError, match="custom_kernel"):
-        call_command("evaluate", str(bad), "--task", "softmax")
+BAD_FILES = {
+    "syntax_error.py": b"def custom_kernel(x)\n    return x\n",
+    "no_entry.py": b"def nothing():\n    pass\n",
+    "latin1.py": b"# caf\xe9\ndef custom_kernel(x):\n    return x\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_FILES))
+def test_evaluate_and_the_evaluator_cli_share_one_contract_for_refused_files(tmp_path, capsys, name):
+    """Both exit 0 and write the same rejected report (the judge refuses the file before anything
+    runs, so no sandbox is needed to say so)."""
+    import subprocess
+    import sys
+
+    bad = tmp_path / name
+    bad.write_bytes(BAD_FILES[name])
+    ours, theirs = tmp_path / "ours.json", tmp_path / "theirs.json"
+    call_command("evaluate", str(bad), "--task", "softmax", "--device", "cpu", "--json", str(ours))
+    assert "verdict: rejected" in capsys.readouterr().out
+    cli = subprocess.run([sys.executable, "-m", "evaluator", "run", str(bad), "--task", "softmax",
+                          "--device", "cpu", "--json", str(theirs)], capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    a, b = json.loads(ours.read_text()), json.loads(theirs.read_text())
+    for key in ("verdict", "reasons", "reason_codes", "task", "mode", "device", "shapes", "tests"):
+        assert a[key] == b[key], key
+    assert a["verdict"] == "rejected" and a["reason_codes"][0] in ("bad_upload", "no_custom_kernel")
+
+
+def test_evaluate_refuses_a_missing_file(tmp_path):
     with pytest.raises(CommandError, match="no such file"):
         call_command("evaluate", str(tmp_path / "missing.py"), "--task", "softmax")
+
+
+def test_the_published_cpu_floor_is_the_one_the_judge_checks_against():
+    """One floor per shape: the site's CPU ceilings are the judge's, so the table and the log of
+    one run print the same number."""
+    from evaluator import timing
+    from evaluator.tasks import TASKS
+
+    from leaderboard import services
+
+    assert services.CEILINGS["cpu"] == {"bandwidth_bytes_s": timing.CPU_BANDWIDTH, "peak_flop_s": timing.CPU_PEAK_FLOPS}
+    call_command("load_tasks")
+    for name, spec in TASKS.items():
+        for entry in Task.objects.get(name=name).floors["cpu"]:
+            judge = spec.floor_ms(entry["shape"], bandwidth_bytes_s=timing.CPU_BANDWIDTH,
+                                  peak_flop_s=timing.CPU_PEAK_FLOPS)
+            assert entry["floor_ms"] == pytest.approx(judge)

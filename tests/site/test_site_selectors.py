@@ -77,11 +77,13 @@ def test_history_is_oldest_first(task, owner, other):
     assert rows[1]["user__username"] == "other"
 
 
-def test_the_owner_and_staff_see_a_submission_others_do_not(task, owner, other, staff):
-    sub = make_done(task, owner)
-    anonymous = get_user_model()()  # unsaved: behaves like no login for can_view
+def test_the_owner_and_staff_see_a_submission_others_only_a_public_one(task, owner, other, staff):
     from django.contrib.auth.models import AnonymousUser
 
+    from leaderboard import services
+
+    sub = make_done(task, owner, mode="test")
+    anonymous = get_user_model()()  # unsaved: behaves like no login for can_view
     assert selectors.submission_for_viewer(submission_id=sub.pk, user=owner) == sub
     assert selectors.submission_for_viewer(submission_id=sub.pk, user=staff) == sub
     assert selectors.submission_for_viewer(submission_id=sub.pk, user=other) is None
@@ -89,6 +91,15 @@ def test_the_owner_and_staff_see_a_submission_others_do_not(task, owner, other, 
     assert not sub.can_view(anonymous)
     assert list(selectors.submissions_for_user(user=owner)) == [sub]
     assert list(selectors.submissions_for_user(user=other)) == []
+    # an entry that ranks is public, its code is not; published code is
+    ranked = make_done(task, owner)
+    assert selectors.submission_for_viewer(submission_id=ranked.pk, user=AnonymousUser()) == ranked
+    assert not selectors.code_visible(submission=ranked, user=other)
+    services.user_ban(user=owner, actor=staff, reason="x")
+    assert selectors.submission_for_viewer(submission_id=ranked.pk, user=other) is None  # off the board
+    ranked = services.submission_publish(submission=ranked, actor=owner)
+    assert selectors.code_visible(submission=ranked, user=AnonymousUser())
+    assert selectors.submission_for_viewer(submission_id=ranked.pk, user=other) == ranked
 
 
 def test_shape_rows_give_the_percent_of_the_floor(task, owner):

@@ -12,11 +12,61 @@ def test_it_shows_the_owner_their_submission(client, done, owner, name):
 
 
 @pytest.mark.parametrize("name", ["submission_detail", "submission_status"])
-def test_it_hides_a_submission_from_another_user(client, done, other, name):
+def test_it_hides_an_unranked_submission_from_another_user(client, task, owner, other, name):
+    from web_helpers import make_done
+
+    for sub in (make_done(task, owner, mode="test"), make_done(task, owner, verdict="flagged", codes=["crash"],
+                                                               reasons=["x"]),
+                make_done(task, owner, verdict="rejected", codes=["crash"], reasons=["x"])):
+        client.force_login(other)
+        r = client.get(reverse(name, args=[sub.pk]))
+        assert r.status_code == 404
+        assert b"custom_kernel" not in r.content
+
+
+@pytest.mark.parametrize("name", ["submission_detail", "submission_status"])
+def test_a_ranked_entry_is_public_but_its_code_is_not(client, done, other, name):
+    """Leaderboard rows link to their entry: anyone reads the result, not the code or the logs."""
+    for who in (None, other):
+        client.logout()
+        if who:
+            client.force_login(who)
+        r = client.get(reverse(name, args=[done.pk]))
+        assert r.status_code == 200
+        html = r.content.decode()
+        assert "Verified" in html and 'id="shapes"' in html
+        assert "custom_kernel" not in html and "runner said hi" not in html
+
+
+def test_a_published_entry_shows_its_code_to_everyone(client, done, owner, other):
+    from leaderboard import services
+
+    url = reverse("submission_detail", args=[done.pk])
     client.force_login(other)
-    r = client.get(reverse(name, args=[done.pk]))
-    assert r.status_code == 404
-    assert b"custom_kernel" not in r.content
+    assert client.post(reverse("submission_publish", args=[done.pk])).status_code == 302
+    assert "custom_kernel" not in client.get(url).content.decode()  # only the owner may publish
+    client.force_login(owner)
+    assert 'id="publish-form"' in client.get(url).content.decode()
+    r = client.post(reverse("submission_publish", args=[done.pk]), follow=True)
+    assert "The code is now public" in r.content.decode()
+    client.logout()
+    html = client.get(url).content.decode()
+    assert "custom_kernel" in html and "published by its owner" in html and 'id="publish-form"' not in html
+    done.refresh_from_db()
+    assert done.published_at is not None
+    assert done.audit_entries.filter(action="publish", actor=owner).exists()
+    with pytest.raises(services.NotAllowed):
+        services.submission_publish(submission=done, actor=owner)
+
+
+def test_a_published_test_run_is_public_too(client, task, owner, other):
+    from leaderboard import services
+    from web_helpers import make_done
+
+    sub = make_done(task, owner, mode="test")
+    services.submission_publish(submission=sub, actor=owner)
+    client.force_login(other)
+    assert "custom_kernel" in client.get(reverse("submission_detail", args=[sub.pk])).content.decode()
 
 
 @pytest.mark.parametrize("name", ["submission_detail", "submission_status"])
@@ -26,17 +76,23 @@ def test_it_shows_staff_any_submission(client, done, staff, name):
     assert r.status_code == 200
 
 
-def test_only_staff_get_the_admin_link(client, done, owner, staff):
+def test_only_staff_get_the_admin_and_console_links(client, done, owner, staff):
     admin_url = reverse("admin:leaderboard_submission_change", args=[done.pk])
+    console_url = reverse("audit_item", args=[done.pk])
     client.force_login(owner)
-    assert admin_url not in client.get(reverse("submission_detail", args=[done.pk])).content.decode()
+    html = client.get(reverse("submission_detail", args=[done.pk])).content.decode()
+    assert admin_url not in html and console_url not in html
     client.force_login(staff)
-    assert admin_url in client.get(reverse("submission_detail", args=[done.pk])).content.decode()
+    html = client.get(reverse("submission_detail", args=[done.pk])).content.decode()
+    assert admin_url in html and console_url in html
 
 
 @pytest.mark.parametrize("name", ["submission_detail", "submission_status"])
-def test_it_sends_anonymous_visitors_to_log_in(client, done, name):
-    r = client.get(reverse(name, args=[done.pk]))
+def test_it_sends_anonymous_visitors_to_log_in(client, task, owner, name):
+    from web_helpers import make_done
+
+    sub = make_done(task, owner, mode="test")
+    r = client.get(reverse(name, args=[sub.pk]))
     assert r.status_code == 302
     assert r["Location"].startswith(reverse("login"))
 
@@ -56,18 +112,15 @@ def test_profile_requires_login(client, db):
     assert r.status_code == 302
 
 
-def test_the_leaderboard_links_code_only_for_its_owner_and_staff(client, done, owner, other, staff, task):
-    url = reverse("task_detail", args=[task.name])
+def test_every_leaderboard_row_links_to_its_entry(client, done, owner, other):
+    url = reverse("task_detail", args=[done.task.name])
     link = reverse("submission_detail", args=[done.pk]).encode()
-    assert link not in client.get(url).content
+    assert link in client.get(url).content
     client.force_login(other)
-    r = client.get(url)
-    assert b"owner" in r.content and link not in r.content
+    assert link in client.get(url).content
     client.force_login(owner)
     r = client.get(url)
     assert link in r.content and b'id="mine"' in r.content
-    client.force_login(staff)
-    assert link in client.get(url).content
 
 
 def test_logout_is_post_only(client, owner):
@@ -76,3 +129,12 @@ def test_logout_is_post_only(client, owner):
     r = client.post(reverse("logout"))
     assert r.status_code == 302
     assert client.get(reverse("profile")).status_code == 302
+
+
+def test_the_leaderboard_marks_entries_whose_code_is_public(client, done, owner):
+    from leaderboard import services
+
+    url = reverse("task_detail", args=[done.task.name])
+    assert 'class="code-open"' not in client.get(url).content.decode()
+    services.submission_publish(submission=done, actor=owner)
+    assert 'class="code-open"' in client.get(url).content.decode()

@@ -9,6 +9,7 @@ from django.urls import reverse
 from leaderboard import services
 from leaderboard.models import Submission
 
+from leaderboard.web import pagecache
 from web_helpers import H200, make_done
 
 XSS = "<script>alert(1)</script>"
@@ -22,25 +23,30 @@ def test_home_lists_tasks_with_best_speedup_and_count(client, task, owner, other
     assert r.status_code == 200
     assert task.title in html
     row = re.search(r'<tr>.*?%s.*?</tr>' % re.escape(task.title), html, re.S).group(0)
-    assert "1.250x" in row  # the flagged 1.5 does not count
+    assert "1.25x" in row and "on NVIDIA H200" in row  # the flagged 1.5 does not count; the device named
     assert re.search(r'<td class="num">2</td>', row)
+
+
+def test_home_says_where_uploads_are_evaluated(client, db):
+    html = client.get(reverse("home")).content.decode()
+    assert re.search(r'<p id="runs-on">Uploads here are evaluated on <strong>CPU</strong>\. That is a try-out', html)
 
 
 def test_home_sees_a_new_result_at_once(client, task, owner):
     assert "no verified result yet" in client.get(reverse("home")).content.decode()
     make_done(task, owner, speedup=1.1)
-    assert "1.100x" in client.get(reverse("home")).content.decode()
+    assert "1.10x" in client.get(reverse("home")).content.decode()
 
 
 def test_task_page_shows_the_task(client, task):
-    r = client.get(reverse("task_detail", args=[task.name]))
+    r = client.get(reverse("task_detail", args=[task.name]) + "?device=cuda:NVIDIA H200")
     html = r.content.decode()
     assert r.status_code == 200
     assert "def custom_kernel(x: torch.Tensor)" in html
     assert 'class="highlight"' in html  # the reference, highlighted
     assert "M=8192, N=8192" in html  # the H200 benchmark shape and its floor
     floor = task.floors_for(H200)[0]["floor_ms"]
-    assert f"{floor:.4f}" in html
+    assert f"{floor:.3g} ms" in html
     assert f"atol = {task.tolerance['atol']:g}" in html and f"rtol = {task.tolerance['rtol']:g}" in html
     assert "M=7, N=131" in html
 
@@ -54,8 +60,8 @@ def test_task_page_ranks_best_per_user_by_speedup_over_compile(client, task, own
     table = re.search(r'<table id="leaderboard">.*?</table>', html, re.S).group(0)
     users = re.findall(r"<td>(?:<a [^>]*>)?(owner|other|staff)", table)
     assert users == ["owner", "other"]
-    assert "1.300x" in table and "1.100x" not in table
-    assert "2.340x" in table  # over eager
+    assert "1.30x" in table and "1.10x" not in table
+    assert "2.34x" in table  # over eager
     assert "NVIDIA H200" in table
 
 
@@ -63,14 +69,45 @@ def test_task_page_has_one_leaderboard_per_device_type(client, task, owner, othe
     make_done(task, owner, speedup=1.4)  # H200
     make_done(task, other, speedup=1.1, device_type="cpu")
     url = reverse("task_detail", args=[task.name])
-    gpu = client.get(url).content.decode()
     cpu = client.get(url + "?device=cpu").content.decode()
+    gpu = client.get(url + "?device=cuda:NVIDIA H200").content.decode()
     board = lambda html: re.search(r'<table id="leaderboard">.*?</table>', html, re.S).group(0)
     assert "owner" in board(gpu) and "other" not in board(gpu)
     assert "other" in board(cpu) and "owner" not in board(cpu)
     assert 'href="?device=cpu"' in gpu and 'href="?device=cuda%3ANVIDIA%20H200"' in gpu
-    assert "M=256, N=1024" in cpu  # the CPU benchmark shape
     assert client.get(url + "?device=tpu").status_code == 404
+
+
+def test_the_default_board_is_a_device_with_workers_or_results(client, settings, task, owner):
+    """A CPU-only site opens on the CPU board; a device with results only elsewhere opens there."""
+    url = reverse("task_detail", args=[task.name])
+    current = lambda html: re.search(r'class="current" aria-current="true">([^<]+)<', html).group(1)
+    assert current(client.get(url).content.decode()) == "CPU"  # nothing anywhere: this site's workers
+    make_done(task, owner, speedup=1.4)  # H200 only
+    assert current(client.get(url).content.decode()) == "NVIDIA H200"
+    make_done(task, owner, speedup=0.01, device_type="cpu")
+    assert current(client.get(url).content.decode()) == "CPU"  # this site's device has results
+    settings.WORKER_DEVICE, settings.WORKER_GPU_NAME = "cuda", "NVIDIA H200"
+    pagecache.clear()  # a site's device type is fixed while it runs; the cache keys on data only
+    assert current(client.get(url).content.decode()) == "NVIDIA H200"
+
+
+def test_the_task_text_quotes_the_benchmark_of_the_board_on_show(client, task, owner):
+    url = reverse("task_detail", args=[task.name])
+    description = lambda html: re.search(r'<p id="description">(.*?)</p>', html, re.S).group(1)
+    cpu = client.get(url + "?device=cpu").content.decode()
+    gpu = client.get(url + "?device=cuda:NVIDIA H200").content.decode()
+    assert "M=256, N=1024 on CPU" in description(cpu) and "8192" not in description(cpu)
+    assert "M=8192, N=8192 on NVIDIA H200" in description(gpu)
+    assert 'id="tryout"' in cpu and "interpreter timings" in cpu and 'id="tryout"' not in gpu
+    assert "Leaderboard on CPU" in cpu and "Leaderboard on NVIDIA H200" in gpu
+
+
+def test_every_figure_names_its_device(client, task, owner):
+    make_done(task, owner, speedup=0.01, device_type="cpu")
+    html = client.get(reverse("task_detail", args=[task.name]) + "?device=cpu").content.decode()
+    titles = re.findall(r"<h3>([^<]*)</h3>\s*<div class=\"chart\"", html)
+    assert len(titles) == 3 and all(t.endswith("on CPU") for t in titles), titles
 
 
 def test_task_page_embeds_plotly_figures_built_server_side(client, task, owner, other):
@@ -110,9 +147,9 @@ def test_banned_users_leave_the_leaderboard(client, task, owner, other, staff):
 def test_an_approved_flagged_result_appears_on_the_leaderboard(client, task, owner, staff):
     sub = make_done(task, owner, speedup=1.9, verdict="flagged", reasons=["suspiciously fast"], codes=["too_fast_vs_compile"])
     url = reverse("task_detail", args=[task.name])
-    assert "1.900x" not in client.get(url).content.decode()
+    assert "1.90x" not in client.get(url).content.decode()
     services.submission_approve(submission=sub, actor=staff, reason="looked at it")
-    assert "1.900x" in client.get(url).content.decode()
+    assert "1.90x" in client.get(url).content.decode()
 
 
 def test_submission_page_shows_the_whole_result(client, task, owner, staff):
@@ -124,7 +161,7 @@ def test_submission_page_shows_the_whole_result(client, task, owner, staff):
     assert 'class="highlight"' in html and "custom_kernel" in html
     assert "faster than 1.5x torch.compile" in html and "too_fast_vs_compile" in html
     shapes = re.search(r'<table id="shapes">.*?</table>', html, re.S).group(0)
-    for value in ("M=8192, N=8192", "0.1500", "0.2700", "0.2850", "0.1257", "83.8 %", "1.900x"):
+    for value in ("M=8192, N=8192", "0.150 ms", "0.270 ms", "0.285 ms", "0.126 ms", "83.8 %", "1.90x"):
         assert value in shapes
     assert "NVIDIA H200" in html and "2.11.0" in html and "3.6.0" in html
     audit = re.search(r'<table id="audit">.*?</table>', html, re.S).group(0)
@@ -177,13 +214,18 @@ def test_profile_lists_ones_own_submissions(client, task, owner, other):
     assert reverse("submission_detail", args=[theirs.pk]) not in html
 
 
-def test_profile_creates_an_api_token_shown_once(client, owner, db):
+def test_profile_creates_an_api_token_shown_once_post_redirect_get(client, owner, db):
+    from leaderboard.models import ApiToken
+
     client.force_login(owner)
     r = client.post(reverse("token_create"), {"name": "laptop"})
-    key = re.search(r'<p class="token-once" id="new-token">([^<]+)</p>', r.content.decode()).group(1)
+    assert r.status_code == 302 and r["Location"] == reverse("profile")
+    shown = client.get(reverse("profile")).content.decode()
+    key = re.search(r'<p class="token-once" id="new-token">([^<]+)</p>', shown).group(1)
     assert services.api_token_authenticate(key=key) == owner
-    again = client.get(reverse("profile")).content.decode()
+    again = client.get(reverse("profile")).content.decode()  # a reload: no key, no second token
     assert key not in again and "laptop" in again
+    assert ApiToken.objects.filter(user=owner).count() == 1
 
 
 def test_signup_logs_the_new_user_in(client, db):
@@ -222,7 +264,7 @@ def test_pages_show_a_change_within_the_fingerprint_age(client, settings, task, 
     make_done(task, owner, speedup=1.1)
     assert "no verified result yet" in client.get(reverse("home")).content.decode()  # within the age
     settings.WEB_FINGERPRINT_MAX_AGE_S = 0
-    assert "1.100x" in client.get(reverse("home")).content.decode()
+    assert "1.10x" in client.get(reverse("home")).content.decode()
 
 
 def test_a_failed_submission_says_why_and_stops_polling(client, task, owner):

@@ -96,3 +96,11 @@ def test_it_preselects_the_task_from_the_query(logged_in, task):
     r = logged_in.get(reverse("upload") + "?task=softmax")
     assert r.status_code == 200
     assert re.search(r'<option value="softmax" selected>Softmax \(fp32\) \(softmax\)</option>', r.content.decode())
+
+
+def test_the_form_says_which_device_evaluates_and_that_a_cpu_is_a_tryout(logged_in, settings, task):
+    html = logged_in.get(reverse("upload")).content.decode()
+    assert re.search(r'<p id="runs-on">This site evaluates on <strong>CPU</strong>\. That is a try-out', html)
+    settings.WORKER_DEVICE, settings.WORKER_GPU_NAME = "cuda", "NVIDIA H200"
+    html = logged_in.get(reverse("upload")).content.decode()
+    assert "<strong>NVIDIA H200</strong>." in html and "try-out" not in html

@@ -3,10 +3,20 @@ import json
 from pathlib import Path
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard import services
+
+
+def rejected_report(problems: list[tuple[str, str]], *, task: str, mode: str, device: str) -> dict:
+    """The report the judge writes for an upload it refuses (evaluator.upload.check_upload)."""
+    from evaluator.report import empty, validate, verdict_for
+
+    report = empty(task=task, mode=mode, device=device)
+    report["reason_codes"] = [code for code, _ in problems]
+    report["reasons"] = [message for _, message in problems]
+    report["verdict"] = verdict_for(report["reason_codes"])
+    return validate(report)
 
 
 class Command(BaseCommand):
@@ -20,6 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", dest="json_out", help="write the report here")
 
     def handle(self, *args, file, task, mode, device, json_out, **opts):
+        from evaluator.upload import check_upload
         from sandbox import SandboxError
 
         from leaderboard.tasks import sandbox_evaluate
@@ -28,15 +39,17 @@ class Command(BaseCommand):
         if not path.is_file():
             raise CommandError(f"no such file: {file}")
         data = path.read_bytes()
-        try:
-            services._validate_source(data, path.name)
-        except ValidationError as exc:
-            raise CommandError("; ".join(exc.messages)) from None
-        try:
-            result = sandbox_evaluate(source=data, task=task, mode=mode, device=device)
-        except SandboxError as exc:
-            raise CommandError(f"sandbox error (infrastructure, not the kernel): {exc}") from None
-        report = result.report
+        problems = check_upload(data)
+        if problems:
+            # the contract of `python -m evaluator run`: a file the judge would refuse to run is
+            # an evaluation that completed with a rejected report, exit status 0
+            report, result = rejected_report(problems, task=task, mode=mode, device=device), None
+        else:
+            try:
+                result = sandbox_evaluate(source=data, task=task, mode=mode, device=device)
+            except SandboxError as exc:
+                raise CommandError(f"sandbox error (infrastructure, not the kernel): {exc}") from None
+            report = result.report
         if json_out:
             Path(json_out).write_text(json.dumps(report, indent=2))
         self._summary(report, result)
@@ -70,4 +83,7 @@ class Command(BaseCommand):
         phases = report.get("phases") or {}
         if phases:
             w("time: " + time_split(phases))
-        w(f"sandbox: {result.backend}, {result.wall_s:.1f} s wall ({result.overhead_s:.1f} s overhead)")
+        if result is not None:
+            w(f"sandbox: {result.backend}, {result.wall_s:.1f} s wall ({result.overhead_s:.1f} s overhead)")
+        else:
+            w("not run: the judge refuses this file before anything runs")

@@ -3,12 +3,13 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from leaderboard import selectors, services
 from leaderboard.models import ApiToken
 from leaderboard.web.forms import ApiTokenForm, SignupForm
-from leaderboard.web.present import device_label
+from leaderboard.web.present import badge, device_label
 
 SUBMISSIONS_PER_PAGE = 50
 
@@ -41,23 +42,35 @@ def _profile_context(request, **extra) -> dict:
     )
     for s in page.object_list:
         s.device_name = device_label(s.device_type)
+        s.badge = badge(s)
     return {"page": page, "tokens": _tokens_for(request.user), "token_form": ApiTokenForm(), **extra}
 
 
+# the new key waits here between the POST that made it and the page that shows it, once
+NEW_KEY = "new_api_key"
+
+
+@never_cache
 @login_required
 def profile(request):
-    return render(request, "web/profile.html", _profile_context(request))
+    extra = {}
+    new = request.session.pop(NEW_KEY, None)
+    if new:
+        extra = {"new_key": new["key"], "new_token_name": new["name"]}
+    return render(request, "web/profile.html", _profile_context(request, **extra))
 
 
 @login_required
 @require_POST
 def token_create(request):
+    """Post, redirect, get: a reload of the page that shows the key makes no second token. The
+    key rides in the session (kept on the server) to the next page view, which removes it."""
     form = ApiTokenForm(request.POST)
     if not form.is_valid():
         return render(request, "web/profile.html", _profile_context(request, token_form=form), status=200)
     token, key = services.api_token_create(user=request.user, name=form.cleaned_data["name"])
-    # shown once, in this response only; never stored in the session or a message
-    return render(request, "web/profile.html", _profile_context(request, new_key=key, new_token=token))
+    request.session[NEW_KEY] = {"key": key, "name": token.name}
+    return redirect("profile")
 
 
 @login_required

@@ -1,64 +1,94 @@
-from django.contrib.auth.decorators import login_required
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import ValidationError
 from django.http import Http404
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
-from leaderboard import selectors
+from leaderboard import selectors, services
 from leaderboard.models import Submission
-from leaderboard.web.present import device_label, highlight_python, shape_label
+from leaderboard.web import charts
+from leaderboard.web import result as words
+from leaderboard.web.present import badge, device_label, highlight_python, json_script_raw, shape_label
 
 # what the page shows of the logs; the stored logs are already capped at 64 KiB
 LOG_TAIL_CHARS = 16 * 1024
 
 
-def _submission_for(request, pk: int) -> Submission:
-    """The owner and staff see a submission; to anyone else it does not exist."""
+def _submission_for(request, pk: int) -> Submission | None:
+    """Owner and staff see any submission, everyone a public one (a ranked or published entry);
+    to anyone else it does not exist. None: a visitor who is not logged in, asked to log in first."""
     submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
-    if submission is None:
+    if submission is None and request.user.is_authenticated:
         raise Http404("No such submission")
     return submission
 
 
-def _result_context(submission: Submission) -> dict:
+def _result_context(request, submission: Submission) -> dict:
     report = submission.report or {}
-    # the report's rows with the published floor of the device type and % of it
-    shapes = [{**row, "shape": shape_label(row.get("shape") or {})} for row in selectors.shape_rows(submission=submission)]
-    tests = [
-        {"shape": shape_label(t.get("shape") or {}), "passed": t.get("passed"),
-         "max_abs_err": t.get("max_abs_err"), "message": t.get("message") or ""}
-        for t in report.get("tests") or []
-    ]
-    logs = submission.logs or ""
-    codes = list(submission.reason_codes or [])
-    reasons = [
-        {"text": text, "code": codes[i] if i < len(codes) else ""}
-        for i, text in enumerate(submission.reasons or [])
-    ]
+    device_name = device_label(submission.device_type)
+    shapes = [{**row, "shape": shape_label(row.get("shape") or {})}
+              for row in selectors.shape_rows(submission=submission)]
+    noisy = any(row["noisy"] for row in shapes)
+    band = max((row["band_pct"] for row in shapes if row["band_pct"] is not None), default=None)
+    code_visible = selectors.code_visible(submission=submission, user=request.user)
+    logs = submission.logs or "" if code_visible else ""
+    figure = json_script_raw(charts.result_times(shapes), "chart-result-data") if shapes else ""
     return {
         "submission": submission,
         "finished": submission.is_finished,
-        "reasons": reasons,
+        "verdict": words.verdict(submission, noisy=noisy, device_name=device_name),
+        "badge": badge(submission),
+        "elapsed_s": words.elapsed_s(submission),
+        "reasons": words.reasons(submission),
         "shapes": shapes,
-        "tests": tests,
-        "phases": report.get("phases") or {},
+        "widest_band_pct": band,
+        "noisy": noisy,
+        "figure": figure,
+        "tests": words.tests(report),
+        "phases": words.phases(report),
+        "code_visible": code_visible,
         "logs": logs[-LOG_TAIL_CHARS:],
         "logs_truncated": len(logs) > LOG_TAIL_CHARS,
-        "device_name": device_label(submission.device_type),
-        "versions": sorted((submission.versions or {}).items()),
+        "device_name": device_name,
+        "tryout": words.is_tryout(submission.device_type),
+        "versions": words.versions(submission),
         "calibration": selectors.calibration_for_task(task=submission.task, device_type=submission.device_type),
     }
 
 
-@login_required
 def submission_detail(request, pk: int):
     submission = _submission_for(request, pk)
-    context = _result_context(submission)
-    context["code_html"] = highlight_python(submission.source)
-    context["audit_entries"] = selectors.audit_for_submission(submission=submission)
+    if submission is None:
+        return redirect_to_login(request.get_full_path())
+    context = _result_context(request, submission)
+    if context["code_visible"]:
+        context["code_html"] = highlight_python(submission.source)
+    context["code_open_reason"] = selectors.code_open_reason(submission=submission)
+    context["is_owner"] = request.user.is_authenticated and request.user.pk == submission.user_id
+    if submission.can_view(request.user):
+        context["audit_entries"] = selectors.audit_for_submission(submission=submission)
     return render(request, "web/submission_detail.html", context)
 
 
-@login_required
 def submission_status(request, pk: int):
     """The live part of the submission page, polled by htmx until the submission is finished."""
     submission = _submission_for(request, pk)
-    return render(request, "web/_submission_status.html", _result_context(submission))
+    if submission is None:
+        return redirect_to_login(request.get_full_path())
+    return render(request, "web/_submission_status.html", _result_context(request, submission))
+
+
+@require_POST
+def submission_publish(request, pk: int):
+    """The owner opens the code to every visitor."""
+    submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
+    if submission is None:
+        raise Http404("No such submission")
+    try:
+        services.submission_publish(submission=submission, actor=request.user)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, "The code is now public: every visitor can read it.")
+    return redirect("submission_detail", pk=pk)

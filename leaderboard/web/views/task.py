@@ -2,11 +2,14 @@ from django.http import Http404
 from django.shortcuts import render
 from django.template.loader import render_to_string
 
-from leaderboard import selectors
+from leaderboard import selectors, services
 from leaderboard.models import Task
 from leaderboard.web import charts
 from leaderboard.web.pagecache import anonymous_page, cached
-from leaderboard.web.present import device_label, highlight_python, json_script_raw, shape_label
+from leaderboard.web.present import (
+    describe_for_device, device_label, highlight_python, json_script_raw, shape_label,
+)
+from leaderboard.web.result import is_tryout
 
 # the table shows this many entries; the charts the top charts.TOP_N
 LEADERBOARD_ROWS = 100
@@ -15,8 +18,15 @@ HISTORY_POINTS = 500
 
 
 def _device_types(task: Task) -> list[str]:
-    """Device types that have a leaderboard for this task, GPUs first."""
-    return sorted(set(selectors.device_types_for_task(task=task)), key=lambda d: (d == "cpu", d))
+    """Device types that have a leaderboard for this task; the first is the default board. That
+    is the device this site's workers evaluate on when it has results or no device has any, else
+    the device with the most results; boards with floors only come last. A CPU-only site thus
+    opens on the CPU board, where its users' results are."""
+    own = services.default_device_type()
+    counts = selectors.device_types_with_results(task=task)
+    every = set(selectors.device_types_for_task(task=task)) | {own}
+    own_first = bool(counts.get(own)) or not counts
+    return sorted(every, key=lambda d: (not (own_first and d == own), -counts.get(d, 0), d == "cpu", d))
 
 
 def _board(task: Task, device_type: str) -> dict:
@@ -30,6 +40,7 @@ def _board(task: Task, device_type: str) -> dict:
             "submission_id": e.pk,
             "user_id": e.user_id,
             "username": e.user.get_username(),
+            "code_open": bool(selectors.code_open_reason(submission=e)),
             "speedup_vs_compile": e.speedup_vs_compile,
             "speedup_vs_eager": e.speedup_vs_eager,
             "pct_of_floor": e.pct_of_floor,
@@ -39,11 +50,12 @@ def _board(task: Task, device_type: str) -> dict:
         for i, e in enumerate(entries, start=1)
     ]
     built = []
+    on = f"on {device_label(device_type)}"
     if entries:
-        built.append(("chart-top", "Top speedups", charts.top_speedups(entries)))
-        built.append(("chart-history", "Speedups over time", charts.history(history)))
+        built.append(("chart-top", f"Top speedups {on}", charts.top_speedups(entries)))
+        built.append(("chart-history", f"Speedup over torch.compile over time {on}", charts.history(history)))
         if floors:
-            built.append(("chart-floor", "Time against the roofline floor", charts.versus_floor(entries, floors)))
+            built.append(("chart-floor", f"Time against the roofline floor {on}", charts.versus_floor(entries, floors)))
     figures = [(i, title, json_script_raw(fig, f"{i}-data")) for i, title, fig in built]
     # every user's best entry, for the "your entry" line (the table shows the top rows only)
     mine = {e.user_id: (rank, e.pk) for rank, e in enumerate(board, start=1)}
@@ -61,14 +73,17 @@ def _page(name: str, device_param: str | None) -> dict:
         return {"found": False}
     board = _board(task, device_type)
     kind = device_type.split(":", 1)[0]
+    bench_shapes = [shape_label(s) for s in (task.bench_shapes or {}).get(kind, [])]
     context = {
         "task": task,
+        "description": describe_for_device(task.description, bench_shapes, device_label(device_type)),
+        "tryout": is_tryout(device_type),
         "device_type": device_type,
         "device_name": device_label(device_type),
         "devices": [{"type": d, "label": device_label(d)} for d in device_types],
         "reference_html": highlight_python(task.reference_source) if task.reference_source else "",
         "test_shapes": [shape_label(s) for s in task.test_shapes],
-        "bench_shapes": [shape_label(s) for s in (task.bench_shapes or {}).get(kind, [])],
+        "bench_shapes": bench_shapes,
         "floors": [{"shape": shape_label(f["shape"]), "floor_ms": f["floor_ms"]} for f in task.floors_for(device_type)],
         "tolerance": [(k, f"{v:g}") for k, v in (task.tolerance or {}).items()],
         "calibration": selectors.calibration_for_task(task=task, device_type=device_type),
@@ -80,8 +95,6 @@ def _page(name: str, device_param: str | None) -> dict:
         "name": task.name,
         "has_figures": bool(board["figures"]),
         "html": render_to_string("web/_task_body.html", context),
-        # staff see every row linked to its submission page
-        "html_staff": render_to_string("web/_task_body.html", {**context, "link_rows": True}),
         "mine": board["mine"],
     }
 
@@ -97,5 +110,4 @@ def task_detail(request, name):
     if user.is_authenticated and user.pk in page["mine"]:
         rank, submission_id = page["mine"][user.pk]
         mine = {"rank": rank, "submission_id": submission_id}
-    body = page["html_staff"] if user.is_authenticated and user.is_staff else page["html"]
-    return render(request, "web/task_detail.html", {"page": page, "body": body, "mine": mine})
+    return render(request, "web/task_detail.html", {"page": page, "body": page["html"], "mine": mine})

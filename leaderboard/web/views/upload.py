@@ -4,6 +4,8 @@ from django.shortcuts import redirect, render
 
 from leaderboard import services
 from leaderboard.web.forms import UploadForm
+from leaderboard.web.present import device_label
+from leaderboard.web.result import is_tryout
 
 
 @login_required
@@ -25,9 +27,14 @@ def upload(request):
             else:
                 return redirect("submission_detail", pk=submission.pk)
         status = 429 if _rate_limited(form) else 200
-        return render(request, "web/upload.html", {"form": form}, status=status)
+        return render(request, "web/upload.html", _context(form), status=status)
     form = UploadForm(initial={"task": request.GET.get("task")})
-    return render(request, "web/upload.html", {"form": form})
+    return render(request, "web/upload.html", _context(form))
+
+
+def _context(form) -> dict:
+    device_type = services.default_device_type()
+    return {"form": form, "device_name": device_label(device_type), "tryout": is_tryout(device_type)}
 
 
 def _rate_limited(form) -> bool:

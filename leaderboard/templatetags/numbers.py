@@ -1,0 +1,76 @@
+"""Template filters that print measured numbers to the digits that mean something.
+
+A median of timed calls is good to two or three significant digits at best; printing it with a
+fixed number of decimals shows 0.0000 for a fast shape and 23 digits of noise for an error.
+"""
+from __future__ import annotations
+
+import math
+
+from django import template
+
+register = template.Library()
+
+DASH = "–"
+
+
+def significant(value, digits: int = 3) -> str:
+    """`value` to `digits` significant digits, without an exponent between 1e-6 and 10**digits."""
+    if value is None or isinstance(value, bool):
+        return DASH
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return DASH
+    if not math.isfinite(v):
+        return str(v)
+    if v == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(v)))
+    if magnitude >= digits:
+        return f"{v:,.0f}"
+    decimals = digits - 1 - magnitude
+    if decimals > 7:
+        return f"{v:.{digits - 1}e}"
+    return f"{v:.{decimals}f}"
+
+
+@register.filter
+def sig(value, digits=3):
+    return significant(value, int(digits))
+
+
+@register.filter
+def ms(value):
+    """A time in milliseconds: "0.0210 ms"."""
+    text = significant(value, 3)
+    return text if text == DASH else f"{text} ms"
+
+
+@register.filter
+def speedup(value):
+    """A speedup: "1.25x"."""
+    text = significant(value, 3)
+    return text if text == DASH else f"{text}x"
+
+
+@register.filter
+def pct(value, digits=2):
+    """A share in per cent: "84 %", "2.1 %"."""
+    text = significant(value, int(digits))
+    return text if text == DASH else f"{text} %"
+
+
+@register.filter
+def seconds(value):
+    """A duration: "42 s", "3 min 5 s", "2 h 4 min"."""
+    if value is None:
+        return DASH
+    s = max(0, int(round(float(value))))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    if s < 86400:
+        return f"{s // 3600} h {s % 3600 // 60} min"
+    return f"{s // 86400} d {s % 86400 // 3600} h"

@@ -1,0 +1,156 @@
+"""What a result page says in words: the verdict and its one line of why, the checks, the phases.
+
+The numbers themselves come from leaderboard.selectors.shape_rows; the filters in
+leaderboard/templatetags/numbers.py print them.
+"""
+from __future__ import annotations
+
+import re
+
+from django.utils import timezone
+
+from leaderboard.models import Submission
+from leaderboard.templatetags.numbers import significant
+
+# Every reason code in words, for the owner and the auditor: what the judge saw and what it means.
+REASON_WORDS = {
+    "bad_upload": "The file could not be read as a Python module.",
+    "no_custom_kernel": "The file defines no top-level custom_kernel.",
+    "import_error": "Importing the file failed.",
+    "crash": "The kernel crashed.",
+    "timeout": "The run went past its time limit.",
+    "out_of_memory": "The kernel ran out of memory.",
+    "needs_gpu": "The kernel compiles CUDA code and needs a GPU.",
+    "protocol": "The kernel's process broke the judge's protocol.",
+    "wrong_type": "The output is not a tensor.",
+    "wrong_dtype": "The output has the wrong dtype.",
+    "wrong_shape": "The output has the wrong shape.",
+    "wrong_device": "The output is on the wrong device.",
+    "mismatch": "The output differs from the reference beyond the tolerance.",
+    "nonfinite": "The output has inf or NaN where the reference is finite.",
+    "aliases_input": "The output shares memory with an input.",
+    "aliases_output": "The output shares memory with an earlier output.",
+    "input_modified": "The kernel changed its input.",
+    "deferred_write": "The output changed after the call returned.",
+    "nondeterministic": "Two calls on the same input gave different answers.",
+    "sandbox": "The sandbox stopped the run.",
+    "below_floor": "A time is below the roofline floor: faster than the device can be.",
+    "clock_disagreement": "The kernel's own clock and the judge's disagree.",
+    "too_fast_vs_compile": "Much faster than torch.compile: held for a person to check.",
+    "suspicious_source": "The code uses constructs that can game a benchmark.",
+    "no_kernel_launched": "No kernel was seen running on the device.",
+    "extra_threads": "The kernel left threads running.",
+    "sanitizer": "The memory sanitizer reported a problem.",
+    "disqualified": "Disqualified by an admin.",
+}
+
+PHASE_WORDS = {
+    "startup_s": "start-up", "compile_s": "compile", "correctness_s": "correctness checks",
+    "timing_s": "timing", "sanitizer_s": "sanitizer", "sandbox_s": "sandbox",
+}
+
+_MAX_ABS = re.compile(r"max abs error ([-+0-9.eE]+|inf|nan)")
+_LINE = re.compile(r"\bline (\d+)\b")
+
+
+def is_tryout(device_type: str) -> bool:
+    """Runs on a CPU are a try-out: every check is made, but the times are the interpreter's."""
+    return device_type.split(":", 1)[0] == "cpu"
+
+
+def reasons(submission: Submission) -> list[dict]:
+    codes = list(submission.reason_codes or [])
+    return [
+        {"text": text, "code": codes[i] if i < len(codes) else "",
+         "words": REASON_WORDS.get(codes[i] if i < len(codes) else "", "")}
+        for i, text in enumerate(submission.reasons or [])
+    ]
+
+
+def finding_lines(submission: Submission) -> list[int]:
+    """Source lines the scan named in its `suspicious_source` reasons ("... line 12: ...")."""
+    lines = set()
+    for code, text in zip(submission.reason_codes or [], submission.reasons or []):
+        if code == "suspicious_source":
+            lines.update(int(n) for n in _LINE.findall(text))
+    return sorted(lines)
+
+
+def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
+    """{"title", "why", "tone"}: what happened, in one line each."""
+    s = submission
+    first = (s.reasons or [""])[0]
+    if s.status == Submission.Status.QUEUED:
+        return {"tone": "pending", "title": "Waiting for a worker", "why": s.phase or "queued"}
+    if s.status == Submission.Status.RUNNING:
+        return {"tone": "pending", "title": "Being evaluated", "why": s.phase or "running"}
+    if s.status == Submission.Status.FAILED:
+        return {"tone": "bad", "title": "The evaluation could not run",
+                "why": "An infrastructure problem, not your code; an admin can re-run it."}
+    if s.hidden:
+        return {"tone": "bad", "title": "Disqualified", "why": (s.reasons or ["by an admin"])[-1]}
+    if s.verdict == Submission.Verdict.REJECTED:
+        return {"tone": "bad", "title": "Rejected", "why": first or "A check failed."}
+    if s.verdict == Submission.Verdict.FLAGGED:
+        return {"tone": "warn", "title": "Flagged: awaiting review, not ranked until approved",
+                "why": f"An admin will look at it. {first}"}
+    # verified
+    if s.mode == Submission.Mode.TEST:
+        n = len((s.report or {}).get("tests") or [])
+        return {"tone": "ok", "title": "Correct (test run: correctness only)",
+                "why": f"Passed all {n} test shapes. Test runs are not timed and never rank; "
+                       "submit in ranked mode to be timed."}
+    sp = significant(s.speedup_vs_compile)
+    if is_tryout(s.device_type):
+        why = (f"{sp}x the speed of torch.compile on the {device_name}: a try-out. Every check passed; "
+               "the times are interpreter timings, not comparable to GPU results.")
+    else:
+        why = (f"{sp}x the speed of torch.compile on {device_name} (geometric mean over the benchmark "
+               "shapes); it ranks.")
+    if s.approved_by_id:
+        why += " Approved after review."
+    if noisy:
+        why += " Noisy run: the timed calls spread widely, so the speedup is uncertain."
+    return {"tone": "ok", "title": "Verified", "why": why}
+
+
+def tests(report: dict) -> list[dict]:
+    """The correctness checks; a failed one shows the max abs error its message names."""
+    from leaderboard.web.present import shape_label
+
+    out = []
+    for t in report.get("tests") or []:
+        message = t.get("message") or ""
+        err = t.get("max_abs_err")
+        if err is None:
+            found = _MAX_ABS.search(message)
+            err = float(found.group(1)) if found else None
+        out.append({"shape": shape_label(t.get("shape") or {}), "passed": t.get("passed"),
+                    "max_abs_err": err, "message": message})
+    return out
+
+
+def phases(report: dict) -> list[tuple[str, float]]:
+    items = []
+    for key, value in (report.get("phases") or {}).items():
+        if isinstance(value, (int, float)) and value > 0:
+            items.append((PHASE_WORDS.get(key, key.removesuffix("_s").replace("_", " ")), float(value)))
+    return items
+
+
+def versions(submission: Submission) -> list[tuple[str, str]]:
+    """Library versions; a missing one (CUDA on a CPU run) is left out rather than shown as None."""
+    return sorted((k, str(v)) for k, v in (submission.versions or {}).items() if v not in (None, "", "None"))
+
+
+def elapsed_s(submission: Submission) -> float | None:
+    """Seconds since the evaluation started (or since upload while queued); the run's duration
+    once finished."""
+    now = timezone.now()
+    if submission.status == Submission.Status.RUNNING and submission.started_at:
+        return (now - submission.started_at).total_seconds()
+    if submission.status == Submission.Status.QUEUED and submission.created_at:
+        return (now - submission.created_at).total_seconds()
+    if submission.started_at and submission.finished_at:
+        return (submission.finished_at - submission.started_at).total_seconds()
+    return None

@@ -1,0 +1,102 @@
+"""The audit console: the staff's own pages for the review queue and the decision on each item.
+The Django admin stays for raw data."""
+from __future__ import annotations
+
+import difflib
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import ValidationError
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from leaderboard import selectors, services
+from leaderboard.models import Submission
+from leaderboard.web import result as words
+from leaderboard.web.forms import AuditDecisionForm
+from leaderboard.web.present import device_label, highlight_python, shape_label
+
+DECISIONS = {
+    "approve": services.submission_approve,
+    "disqualify": services.submission_disqualify,
+    "rerun": services.submission_rerun,
+}
+DIFF_MAX_LINES = 2000
+
+
+@staff_member_required
+def queue(request):
+    reason = request.GET.get("reason", "")
+    now = timezone.now()
+    items = selectors.audit_queue(reason_code=reason)
+    for item in items:
+        item.age_s = (now - (item.finished_at or item.created_at)).total_seconds()  # since it was flagged
+        item.reason_words = [{"code": r["code"], "words": r["words"] or r["text"]} for r in words.reasons(item)]
+        item.device_name = device_label(item.device_type)
+    return render(request, "web/audit_queue.html", {
+        "items": items, "reason": reason, "reasons": selectors.audit_queue_reasons(),
+        "reason_words": words.REASON_WORDS,
+    })
+
+
+def _diff(old: str, new: str) -> list[dict]:
+    lines = []
+    for line in difflib.unified_diff(old.splitlines(), new.splitlines(), "earlier", "this", lineterm=""):
+        kind = "meta" if line.startswith(("---", "+++", "@@")) else {"+": "add", "-": "del"}.get(line[:1], "ctx")
+        lines.append({"kind": kind, "text": line})
+        if len(lines) >= DIFF_MAX_LINES:
+            lines.append({"kind": "meta", "text": "(diff cut here)"})
+            break
+    return lines
+
+
+@staff_member_required
+def item(request, pk: int):
+    submission = Submission.objects.select_related("task", "user", "approved_by").filter(pk=pk).first()
+    if submission is None:
+        raise Http404("No such submission")
+    earlier = selectors.earlier_submissions(submission=submission)
+    last = earlier[0] if earlier else None
+    shapes = [{**row, "shape": shape_label(row.get("shape") or {})}
+              for row in selectors.shape_rows(submission=submission)]
+    return render(request, "web/audit_item.html", {
+        "submission": submission,
+        "device_name": device_label(submission.device_type),
+        "reasons": words.reasons(submission),
+        "findings": words.finding_lines(submission),
+        "code_html": highlight_python(submission.source, marked=words.finding_lines(submission)),
+        "shapes": shapes,
+        "tests": words.tests(submission.report or {}),
+        "earlier": earlier,
+        "last": last,
+        "diff": _diff(last.source, submission.source) if last else [],
+        "audit_entries": selectors.audit_for_submission(submission=submission),
+        "form": AuditDecisionForm(),
+        "public": selectors.submission_is_public(submission=submission),
+    })
+
+
+@staff_member_required
+@require_POST
+def decide(request, pk: int):
+    submission = Submission.objects.filter(pk=pk).first()
+    if submission is None:
+        raise Http404("No such submission")
+    form = AuditDecisionForm(request.POST)
+    if not form.is_valid():
+        for errors in form.errors.values():
+            for e in errors:
+                messages.error(request, e)
+        return redirect("audit_item", pk=pk)
+    action, reason = form.cleaned_data["action"], form.cleaned_data["reason"]
+    try:
+        DECISIONS[action](submission=submission, actor=request.user, reason=reason)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("audit_item", pk=pk)
+    done = {"approve": "approved: it ranks", "disqualify": "disqualified: hidden from every leaderboard",
+            "rerun": "queued for a new evaluation"}[action]
+    messages.success(request, f"#{pk} {done}. The audit log has your reason.")
+    return redirect("audit_item", pk=pk)

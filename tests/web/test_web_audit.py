@@ -1,0 +1,103 @@
+"""The audit console: staff only; the queue by age and reason; an item with its reasons in words,
+the code with the scan's findings marked, timing, earlier submissions and a diff; decisions that
+need a reason and write the audit log."""
+import re
+
+import pytest
+from django.urls import reverse
+
+from leaderboard.models import AuditEntry, Submission
+from web_helpers import make_done
+
+SUSPICIOUS = "import torch\nimport ctypes\n\ndef custom_kernel(x):\n    return torch.softmax(x, -1)\n"
+
+
+def flagged(task, user, *, days_ago=0, codes=("too_fast_vs_compile",), reasons=("2.10x faster than torch.compile",),
+            source=None):
+    sub = make_done(task, user, speedup=2.1, verdict="flagged", codes=list(codes), reasons=list(reasons),
+                    days_ago=days_ago)
+    if source is not None:
+        Submission.objects.filter(pk=sub.pk).update(source=source)
+        sub.refresh_from_db()
+    return sub
+
+
+def test_the_console_is_for_staff_only(client, task, owner):
+    sub = flagged(task, owner)
+    for name, args in (("audit_queue", []), ("audit_item", [sub.pk])):
+        assert client.get(reverse(name, args=args)).status_code == 302
+        client.force_login(owner)
+        r = client.get(reverse(name, args=args))
+        assert r.status_code == 302 and "/admin/login/" in r["Location"]
+        client.logout()
+    client.force_login(owner)
+    client.post(reverse("audit_decide", args=[sub.pk]), {"action": "approve", "reason": "mine"})
+    sub.refresh_from_db()
+    assert sub.verdict == "flagged"
+
+
+def test_the_queue_is_oldest_first_with_reasons_in_words_and_a_filter(client, task, owner, other, staff):
+    newer = flagged(task, owner, days_ago=1)
+    older = flagged(task, other, days_ago=3, codes=["suspicious_source"], reasons=["suspicious source: line 2: ctypes"])
+    make_done(task, owner)  # verified: not in the queue
+    client.force_login(staff)
+    html = client.get(reverse("audit_queue")).content.decode()
+    rows = re.findall(r'<a href="/audit/(\d+)/">', re.search(r'<table id="queue">.*?</table>', html, re.S).group(0))
+    assert rows == [str(older.pk), str(newer.pk)]
+    assert "3 d " in html and "Much faster than torch.compile" in html and "constructs that can game" in html
+    only = client.get(reverse("audit_queue") + "?reason=suspicious_source").content.decode()
+    table = re.search(r'<table id="queue">.*?</table>', only, re.S).group(0)
+    assert f"/audit/{older.pk}/" in table and f"/audit/{newer.pk}/" not in table
+
+
+def test_an_item_shows_code_with_findings_timing_history_and_a_diff(client, task, owner, staff):
+    first = flagged(task, owner, days_ago=2, source="import torch\n\ndef custom_kernel(x):\n    return x\n")
+    sub = flagged(task, owner, codes=["suspicious_source"], reasons=["suspicious source: line 2: imports ctypes"],
+                  source=SUSPICIOUS)
+    client.force_login(staff)
+    html = client.get(reverse("audit_item", args=[sub.pk])).content.decode()
+    assert "The code uses constructs that can game a benchmark." in html and "imports ctypes" in html
+    marked = re.findall(r'<span class="hll"><span class="linenos">\s*(\d+)</span>', html)
+    assert marked == ["2"]
+    assert 'href="#L-2"' in html
+    assert re.search(r'<table id="shapes">.*0\.150 ms', html, re.S)
+    assert f'href="/audit/{first.pk}/"' in html
+    diff = re.search(r'<pre class="diff" id="diff">(.*?)</pre>', html, re.S).group(1)
+    assert '<span class="add">+import ctypes</span>' in diff and '<span class="del">-    return x</span>' in diff
+    assert f'href="/submissions/{sub.pk}/"' in html  # to the public page
+    page = client.get(reverse("submission_detail", args=[sub.pk])).content.decode()
+    assert f'href="/audit/{sub.pk}/"' in page  # and back
+
+
+@pytest.mark.parametrize("action, verdict, hidden, status", [
+    ("approve", "verified", False, "done"),
+    ("disqualify", "rejected", True, "done"),
+    ("rerun", "", False, "queued"),
+])
+def test_each_decision_asks_for_a_reason_and_writes_the_audit_log(client, task, owner, staff, action, verdict, hidden,
+                                                                  status, django_capture_on_commit_callbacks):
+    sub = flagged(task, owner)
+    client.force_login(staff)
+    url = reverse("audit_decide", args=[sub.pk])
+    r = client.post(url, {"action": action, "reason": "   "}, follow=True)
+    assert "Give a reason" in r.content.decode()
+    sub.refresh_from_db()
+    assert sub.verdict == "flagged" and not AuditEntry.objects.exists()
+    with django_capture_on_commit_callbacks(execute=False):
+        r = client.post(url, {"action": action, "reason": "read the kernel"}, follow=True)
+    assert r.redirect_chain[-1][0] == reverse("audit_item", args=[sub.pk])
+    sub.refresh_from_db()
+    assert (sub.verdict, sub.hidden, sub.status) == (verdict, hidden, status)
+    entry = AuditEntry.objects.get()
+    assert (entry.action, entry.actor, entry.reason) == (action, staff, "read the kernel")
+    assert "The audit log has your reason" in r.content.decode()
+
+
+def test_a_decision_that_does_not_apply_is_refused_with_a_message(client, task, owner, staff):
+    sub = make_done(task, owner)  # verified already
+    client.force_login(staff)
+    r = client.post(reverse("audit_decide", args=[sub.pk]), {"action": "approve", "reason": "x"}, follow=True)
+    assert "Only a flagged result can be approved" in r.content.decode()
+    assert not AuditEntry.objects.exists()
+    assert client.post(reverse("audit_decide", args=[sub.pk]), {"action": "delete", "reason": "x"}).status_code == 302
+    assert client.get(reverse("audit_item", args=[999999])).status_code == 404

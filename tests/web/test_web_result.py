@@ -1,0 +1,136 @@
+"""The result page says what was measured: the verdict and why, the chart, numbers to meaningful
+digits, test runs as correctness only, flagged runs awaiting review, the CPU as a try-out."""
+import json
+import re
+
+from django.urls import reverse
+
+from leaderboard import services
+from leaderboard.models import Submission
+from web_helpers import make_done, report_for
+
+
+def page(client, user, sub, name="submission_detail"):
+    client.force_login(user)
+    return client.get(reverse(name, args=[sub.pk])).content.decode()
+
+
+def box(html):
+    return re.search(r'<div class="verdict-box (\w+)" id="verdict-box">\s*<strong id="verdict-title">(.*?)</strong>\s*'
+                     r'<p id="verdict-why">(.*?)</p>', html, re.S).groups()
+
+
+def test_a_verified_gpu_result_reads_in_one_line(client, task, owner):
+    tone, title, why = box(page(client, owner, make_done(task, owner, speedup=1.25)))
+    assert (tone, title) == ("ok", "Verified")
+    assert "1.25x the speed of torch.compile on NVIDIA H200" in why and "it ranks" in why
+
+
+def test_a_cpu_result_is_a_tryout_with_interpreter_timings(client, task, owner):
+    html = page(client, owner, make_done(task, owner, speedup=0.0031234, device_type="cpu"))
+    tone, title, why = box(html)
+    assert title == "Verified" and "0.00312x" in why and "try-out" in why and "interpreter timings" in why
+    assert 'id="tryout"' in html and "not comparable to GPU results" in html
+    # the share of a floor set above any CPU says nothing on a CPU: not shown
+    assert "Share of" not in html and "Share of" in page(client, owner, make_done(task, owner, speedup=1.1))
+    assert "on CPU" in re.search(r'<dd><strong id="speedup-compile">.*?</dd>', html, re.S).group(0)
+
+
+def test_a_test_run_is_visibly_correctness_only(client, task, owner):
+    html = page(client, owner, make_done(task, owner, mode="test", device_type="cpu"))
+    tone, title, why = box(html)
+    assert title == "Correct (test run: correctness only)" and "never rank" in why
+    assert '<span class="badge test" id="verdict">correct (test run)</span>' in html
+    assert 'class="badge verified"' not in html
+    client.force_login(owner)
+    profile = client.get(reverse("profile")).content.decode()
+    assert "correct (test run)" in profile and 'badge verified' not in profile
+
+
+def test_a_flagged_run_says_it_awaits_review_and_does_not_rank(client, task, owner):
+    sub = make_done(task, owner, speedup=2.1, verdict="flagged", reasons=["2.10x faster than torch.compile"],
+                    codes=["too_fast_vs_compile"])
+    tone, title, why = box(page(client, owner, sub))
+    assert tone == "warn" and title == "Flagged: awaiting review, not ranked until approved"
+    assert "An admin will look at it" in why and "2.10x faster" in why
+    assert "awaiting review" in client.get(reverse("profile")).content.decode()
+
+
+def test_a_rejected_run_says_why_and_a_failed_shape_shows_its_max_abs_error(client, task, owner):
+    sub = make_done(task, owner, verdict="rejected", reasons=["test shape M=7, N=131: output differs"],
+                    codes=["mismatch"])
+    report = dict(sub.report)
+    report["tests"] = [{"shape": {"M": 7, "N": 131}, "passed": False, "max_abs_err": None,
+                        "message": "test shape M=7, N=131: output differs from the reference: max abs error 1, "
+                                   "worst element 3e+04x the allowed error"}]
+    Submission.objects.filter(pk=sub.pk).update(report=report)
+    html = page(client, owner, sub)
+    assert box(html)[:2] == ("bad", "Rejected")
+    row = re.search(r'<table id="tests">.*?</table>', html, re.S).group(0)
+    assert re.search(r'<td class="num">1.0</td>', row), row
+
+
+def test_no_raw_none_phase_keys_or_long_floats(client, task, owner):
+    sub = make_done(task, owner, speedup=1.1, device_type="cpu")
+    report = dict(sub.report)
+    report["tests"][0]["max_abs_err"] = 1.1920928955078125e-07
+    report["phases"] = {"startup_s": 0.4123456789, "compile_s": 12.7, "sandbox_s": 3.0}
+    Submission.objects.filter(pk=sub.pk).update(report=report, versions={"python": "3.12.3", "torch": "2.11.0",
+                                                                        "cuda": None})
+    html = page(client, owner, sub)
+    result = re.search(r'<section id="result".*?</section>', html, re.S).group(0)
+    assert "None" not in result and "startup_s" not in result and "cuda" not in result
+    assert "1.2e-07" in result and "1.1920928955078125e-07" not in result
+    assert "start-up 0.41 s" in result and "compile 13 s" in result
+    shown = re.sub(r"<script.*?</script>", "", result, flags=re.S)  # the chart's data is JSON, not text
+    assert not re.search(r"\d\.\d{8,}", shown)
+
+
+def test_the_result_chart_has_every_side_with_its_band_and_the_floor(client, task, owner):
+    sub = make_done(task, owner, speedup=1.1)
+    report = dict(sub.report)
+    report["shapes"][0].update(candidate_p10_ms=0.14, candidate_p90_ms=0.17, eager_p10_ms=0.26, eager_p90_ms=0.29,
+                               compile_p10_ms=0.16, compile_p90_ms=0.17, calls_per_batch=8, batches=12)
+    Submission.objects.filter(pk=sub.pk).update(report=report)
+    html = page(client, owner, sub)
+    fig = json.loads(re.search(r'<script id="chart-result-data" type="application/json">(.*?)</script>',
+                               html, re.S).group(1))
+    names = [t["name"] for t in fig["data"]]
+    assert names == ["your kernel", "eager PyTorch", "torch.compile", "roofline floor"]
+    kernel = fig["data"][0]
+    assert kernel["y"] == [0.15] and kernel["error_y"]["array"][0] == 0.17 - 0.15
+    assert abs(kernel["error_y"]["arrayminus"][0] - 0.01) < 1e-9
+    assert fig["data"][3]["y"] == [task.floors_for(sub.device_type)[0]["floor_ms"]]
+    assert "title" not in fig["layout"] or not fig["layout"]["title"].get("text")  # the page's heading is the title
+    assert "calls_per_batch" not in html  # an extra key of the report is harmless
+    assert 'id="spread-note"' in html
+
+
+def test_the_floor_in_the_table_is_the_one_in_the_log(client, task, owner):
+    """The judge checks a CPU run against its own ceilings and logs that floor; the table shows it."""
+    from evaluator import timing
+    from evaluator.tasks import get_task
+
+    shape = task.bench_shapes["cpu"][0]
+    judge_floor = get_task("softmax").floor_ms(shape, bandwidth_bytes_s=timing.CPU_BANDWIDTH,
+                                               peak_flop_s=timing.CPU_PEAK_FLOPS)
+    sub = make_done(task, owner, speedup=0.5, device_type="cpu")
+    report = dict(sub.report)
+    report["shapes"][0]["floor_ms"] = judge_floor
+    Submission.objects.filter(pk=sub.pk).update(report=report, logs=f"floor {judge_floor:.4g} ms")
+    html = page(client, owner, sub)
+    table = re.search(r'<table id="shapes">.*?</table>', html, re.S).group(0)
+    assert f"{judge_floor:.3g}" in table and "judge:" not in table
+    assert f"{judge_floor:.4g}"[:5] in html  # the log's number, same leading digits
+
+
+def test_elapsed_time_while_running_and_the_finished_time_inside_the_live_part(client, task, owner):
+    sub = Submission.objects.create(user=owner, task=task, source="def custom_kernel(x): pass\n", celery_task_id="t")
+    claimed = services.submission_claim(submission_id=sub.pk, worker="w")
+    partial = page(client, owner, sub, "submission_status")
+    assert re.search(r'<span class="muted" id="elapsed">running for \d+ s</span>', partial)
+    assert "finished-at" not in partial
+    report = report_for(task, device="cpu")
+    assert services.submission_store_result(submission=claimed, report=report)
+    partial = page(client, owner, sub, "submission_status")
+    assert 'id="finished-at"' in partial and "took " in partial and "hx-get" not in partial
