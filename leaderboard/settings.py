@@ -1,17 +1,19 @@
 """Settings, all from environment variables with defaults that work on a fresh checkout.
 
-Defaults: DEBUG on, SQLite under var/, Redis on localhost. `DATABASE_URL` switches to PostgreSQL.
-With DEBUG off the site refuses to start without SECRET_KEY; no secret has a committed value.
+Defaults: DEBUG off, SQLite under var/, Redis on localhost. `DATABASE_URL` switches to PostgreSQL.
+With DEBUG off (a deployment) the site refuses to start without SECRET_KEY and ALLOWED_HOSTS; no
+secret has a committed value. `make run` and the test suite set DEBUG=1 for themselves.
 """
 from pathlib import Path
 
-from leaderboard.envutil import ConfigError, database_from_url, envbool, envint, envstr
+from leaderboard.envutil import ConfigError, database_from_url, envbool, envint, envstr, private_file, write_private
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-DEBUG = envbool("DEBUG", True)
+# Off unless asked for: a deployment that forgets it must not serve debug pages
+DEBUG = envbool("DEBUG", False)
 SECRET_KEY = envstr("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
@@ -22,11 +24,14 @@ if not SECRET_KEY:
     if not key_file.exists():
         import secrets
 
-        key_file.write_text(secrets.token_urlsafe(50))
-        key_file.chmod(0o600)
+        write_private(key_file, secrets.token_urlsafe(50))
     SECRET_KEY = key_file.read_text().strip()
 
-ALLOWED_HOSTS = [h for h in envstr("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
+ALLOWED_HOSTS = [h.strip() for h in envstr("ALLOWED_HOSTS", "").split(",") if h.strip()]
+if not ALLOWED_HOSTS:
+    if not DEBUG:
+        raise ConfigError("ALLOWED_HOSTS must be set when DEBUG is off (comma separated host names)")
+    ALLOWED_HOSTS = ["127.0.0.1", "localhost", "testserver"]
 CSRF_TRUSTED_ORIGINS = [o for o in envstr("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
 INSTALLED_APPS = [
@@ -41,6 +46,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "leaderboard.middleware.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -71,10 +77,12 @@ DATABASE_URL = envstr("DATABASE_URL", "")
 if DATABASE_URL:
     DATABASES = {"default": database_from_url(DATABASE_URL)}
 else:
+    # created here, 0600, before SQLite makes it with the umask's mode (its journal and WAL
+    # files copy the database file's mode)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "db.sqlite3",
+            "NAME": private_file(VAR_DIR / "db.sqlite3"),
             # Web server and worker write at once in `make run`: wait for the lock, don't fail.
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
         }
@@ -85,6 +93,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -102,6 +111,21 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 if not DEBUG:
     SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", True)
+# Behind a TLS-terminating proxy (README "Deployment"): trust its X-Forwarded-Proto only when told to
+if envbool("BEHIND_TLS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+# Scripts from this site only (static/): no inline script, no eval, no other origin. Styles allow
+# inline because plotly and htmx add <style> elements at run time.
+CONTENT_SECURITY_POLICY = envstr(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "object-src 'none'; base-uri 'self'; frame-ancestors 'none'; form-action 'self'",
+)
+# Error reports (debug pages, mail to admins, logged request data) mask settings and variables
+# whose names hold a URL or a DSN too: their values carry database and broker passwords
+DEFAULT_EXCEPTION_REPORTER_FILTER = "leaderboard.reporting.MaskingReporterFilter"
 
 # --- Celery -------------------------------------------------------------------------------
 # https://docs.celeryq.dev/en/stable/userguide/configuration.html
