@@ -81,7 +81,11 @@ def _validate_source(raw: bytes | str, filename: str) -> str:
 
     if not filename.endswith(".py"):
         raise ValidationError("The file must be a Python file ending in .py.", code="not_py")
-    data = raw.encode() if isinstance(raw, str) else bytes(raw)
+    try:
+        data = raw.encode() if isinstance(raw, str) else bytes(raw)
+    except UnicodeEncodeError as exc:  # a lone surrogate ("\ud800") from a JSON string
+        raise ValidationError(f"The source is not valid Unicode text (character {exc.start}).",
+                              code="bad_encoding") from None
     if len(data) > settings.SUBMISSION_MAX_BYTES:
         raise ValidationError(
             f"The file is {len(data)} bytes; the limit is {settings.SUBMISSION_MAX_BYTES} bytes (256 KiB).",
@@ -94,6 +98,19 @@ def _validate_source(raw: bytes | str, filename: str) -> str:
         code = problems[0][0]
         raise ValidationError([ValidationError(msg[:1].upper() + msg[1:] + ".", code=code) for _, msg in problems])
     return data.decode("utf-8")
+
+
+def _plain_text(value: str, *, replace: bool = False) -> str:
+    """Text the database can store: no NUL, no lone surrogate. Raises ValueError, or with
+    replace=True drops what cannot be stored."""
+    if not isinstance(value, str):
+        raise ValueError("not text")
+    if replace:
+        return value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "")
+    if "\x00" in value:
+        raise ValueError("NUL in text")
+    value.encode("utf-8")  # UnicodeEncodeError is a ValueError
+    return value
 
 
 def _check_rate_limit(user) -> None:
@@ -117,13 +134,15 @@ def submission_create(
     """Validate and store an upload, then queue its evaluation once the row is committed."""
     if not isinstance(task, Task):
         try:
-            task = Task.objects.get(name=task)
-        except Task.DoesNotExist:
+            task = Task.objects.get(name=_plain_text(task))
+        except (Task.DoesNotExist, ValueError):
             known = ", ".join(Task.objects.values_list("name", flat=True)) or "(none loaded)"
-            raise ValidationError(f"Unknown task {task!r}; known tasks: {known}.", code="unknown_task") from None
+            raise ValidationError(f"Unknown task {str(task)[:64]!r}; known tasks: {known}.",
+                                  code="unknown_task") from None
     if mode not in Submission.Mode.values:
         raise ValidationError(f"Unknown mode {mode!r}; use 'test' or 'ranked'.", code="bad_mode")
-    filename = (filename or "submission.py").replace("\\", "/").rsplit("/", 1)[-1][:255]
+    filename = _plain_text(filename or "submission.py", replace=True) or "submission.py"
+    filename = filename.replace("\\", "/").rsplit("/", 1)[-1][:255]
     text = _validate_source(source, filename)
     device_type = default_device_type()
     with transaction.atomic():
