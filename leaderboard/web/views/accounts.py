@@ -3,6 +3,7 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from leaderboard import selectors, services
@@ -49,6 +50,7 @@ def profile(request):
     return render(request, "web/profile.html", _profile_context(request))
 
 
+@never_cache  # the page shows the new key: no browser or proxy may keep a copy (no-store)
 @login_required
 @require_POST
 def token_create(request):
