@@ -153,6 +153,8 @@ SANDBOX_BACKEND = envstr("SANDBOX_BACKEND", "")  # docker | bwrap | "" = pick
 SANDBOX_TIME_LIMIT_S = envint("SANDBOX_TIME_LIMIT_S", 300)
 SUBMISSION_MAX_BYTES = 256 * 1024
 UPLOAD_RATE_LIMIT_PER_HOUR = envint("UPLOAD_RATE_LIMIT_PER_HOUR", 30)
+# evaluations one user may have queued or running at a time; the worker takes users in turn
+EVAL_MAX_ACTIVE_PER_USER = envint("EVAL_MAX_ACTIVE_PER_USER", 2)
 
 LOGGING = {
     "version": 1,
