@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django_ratelimit",
     "leaderboard",
 ]
 
@@ -127,9 +128,25 @@ CONTENT_SECURITY_POLICY = envstr(
 # whose names hold a URL or a DSN too: their values carry database and broker passwords
 DEFAULT_EXCEPTION_REPORTER_FILTER = "leaderboard.reporting.MaskingReporterFilter"
 
+# --- Throttles (leaderboard/web/throttle.py) ------------------------------------------------
+# Counters live in Redis, shared by every web process; django-ratelimit's rate syntax.
+LOGIN_FAILURES_PER_IP = envstr("LOGIN_FAILURES_PER_IP", "20/15m")
+LOGIN_FAILURES_PER_ACCOUNT = envstr("LOGIN_FAILURES_PER_ACCOUNT", "5/15m")
+SIGNUPS_PER_IP = envstr("SIGNUPS_PER_IP", "5/h")
+RATELIMIT_USE_CACHE = "throttle"
+# Behind a proxy every client has the proxy's address: name the header it sets (HTTP_X_REAL_IP)
+RATELIMIT_IP_META_KEY = envstr("RATELIMIT_IP_META_KEY", "") or None
+# Django's own Redis cache increments atomically, which is all django-ratelimit needs
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
+
 # --- Celery -------------------------------------------------------------------------------
 # https://docs.celeryq.dev/en/stable/userguide/configuration.html
 REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                 "KEY_PREFIX": "lb-throttle", "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}},
+}
 CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", REDIS_URL)
 CELERY_RESULT_BACKEND = None  # results live in the database, not the broker
 CELERY_TASK_SERIALIZER = "json"

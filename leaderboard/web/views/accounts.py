@@ -9,11 +9,13 @@ from django.views.decorators.http import require_POST
 from leaderboard import selectors, services
 from leaderboard.models import ApiToken
 from leaderboard.web.forms import ApiTokenForm, SignupForm
+from leaderboard.web.throttle import throttled
 from leaderboard.web.present import device_label
 
 SUBMISSIONS_PER_PAGE = 50
 
 
+@throttled("signup")
 def signup(request):
     if request.user.is_authenticated:
         return redirect("profile")
