@@ -38,7 +38,8 @@ fchownat lchown truncate ftruncate fallocate fadvise64 fsync fdatasync sync sync
 sync_file_range readahead copy_file_range sendfile splice tee vmsplice utime utimes utimensat
 futimesat umask chdir fchdir getcwd fcntl flock dup dup2 dup3 pipe pipe2 ioctl getxattr lgetxattr
 fgetxattr listxattr llistxattr flistxattr setxattr lsetxattr fsetxattr removexattr lremovexattr
-fremovexattr inotify_init inotify_init1 inotify_add_watch inotify_rm_watch fanotify_mark mknod
+fremovexattr getxattrat setxattrat listxattrat removexattrat fchmodat2 cachestat listmount
+statmount inotify_init inotify_init1 inotify_add_watch inotify_rm_watch fanotify_mark mknod
 mknodat name_to_handle_at memfd_create memfd_secret io_setup io_destroy io_submit io_cancel
 io_getevents io_pgetevents
 """
@@ -56,7 +57,8 @@ sched_yield sched_getaffinity sched_setaffinity sched_getparam sched_setparam
 sched_getscheduler sched_setscheduler sched_getattr sched_setattr sched_get_priority_max
 sched_get_priority_min sched_rr_get_interval ioprio_get ioprio_set getcpu uname sysinfo times
 seccomp landlock_create_ruleset landlock_add_rule landlock_restrict_self process_mrelease
-restart_syscall modify_ldt get_thread_area set_thread_area
+restart_syscall modify_ldt get_thread_area set_thread_area getrandom map_shadow_stack mseal
+uretprobe
 """
 SIGNALS_AND_TIME = """
 rt_sigaction rt_sigprocmask rt_sigreturn rt_sigpending rt_sigsuspend rt_sigtimedwait
@@ -66,7 +68,7 @@ timer_create timer_delete timer_gettime timer_settime timer_getoverrun timerfd_c
 timerfd_gettime timerfd_settime
 """
 WAITING = """
-futex futex_waitv poll ppoll select pselect6 epoll_create epoll_create1 epoll_ctl epoll_wait
+futex futex_waitv futex_wait futex_wake futex_requeue poll ppoll select pselect6 epoll_create epoll_create1 epoll_ctl epoll_wait
 epoll_pwait epoll_pwait2 eventfd eventfd2
 """
 # The box has no network (only lo): sockets serve local IPC (Unix sockets carry CUDA handles
