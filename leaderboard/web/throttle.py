@@ -47,6 +47,7 @@ def throttled(group: str, *, failed=lambda response: True):
         def wrapper(request, *args, **kwargs):
             if request.method != "POST":
                 return view(request, *args, **kwargs)
+            request.POST  # a body Django cannot read raises here: a 400, not a throttle matter
             try:
                 usage = _usage(request, group, increment=False)
             except Exception as exc:  # the cache's errors vary by client library
