@@ -285,6 +285,11 @@ def check_backend(name: str, device: str, res: Results, *, ranked: bool) -> None
                 {"verdict": result.report["verdict"], "reasons": result.report["reasons"],
                  "speedup_vs_compile": result.report.get("speedup_vs_compile"),
                  "phases": result.report.get("phases"), "wall_s": round(result.wall_s, 2)})
+        if device == "cuda":
+            # both tools ran in the box and found nothing in the honest kernel (ok None: could not run)
+            tools = result.report.get("sanitizer") or []
+            res.add(name, "ranked: compute-sanitizer ran", len(tools) == 2 and all(t["ok"] is True for t in tools),
+                    tools)
 
     # 3. the submission's seat: the denied calls fail there too; the honest kernel still passes
     honest = (ROOT / "examples" / "softmax.py").read_text()
