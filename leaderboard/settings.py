@@ -4,9 +4,11 @@ Defaults: DEBUG off, SQLite under var/, Redis on localhost. `DATABASE_URL` switc
 With DEBUG off (a deployment) the site refuses to start without SECRET_KEY and ALLOWED_HOSTS; no
 secret has a committed value. `make run` and the test suite set DEBUG=1 for themselves.
 """
+import os
 from pathlib import Path
 
-from leaderboard.envutil import ConfigError, database_from_url, envbool, envint, envstr, private_file, write_private
+from leaderboard.envutil import (ConfigError, database_from_url, envbool, envint, envstr, private_file,
+                                 write_private)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("VAR_DIR", str(BASE_DIR / "var")))
@@ -118,8 +120,9 @@ if envbool("BEHIND_TLS_PROXY", False):
 SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
 # Scripts from this site only (static/): no inline script, no eval, no other origin. Styles allow
-# inline because plotly and htmx add <style> elements at run time.
-CONTENT_SECURITY_POLICY = envstr(
+# inline because plotly and htmx add <style> elements at run time. Set empty: no header (a proxy
+# that sends its own).
+CONTENT_SECURITY_POLICY = os.environ.get(
     "CONTENT_SECURITY_POLICY",
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'self'; frame-ancestors 'none'; form-action 'self'",

@@ -91,3 +91,11 @@ def test_no_secret_is_committed():
     assert not any(p.startswith("var/") for p in tracked)
     settings_text = (ROOT / "leaderboard" / "settings.py").read_text()
     assert "SECRET_KEY = \"" not in settings_text and "SECRET_KEY = '" not in settings_text
+
+
+def test_the_content_security_policy_can_be_replaced_or_left_to_the_proxy(tmp_path):
+    code = "print(repr(settings.CONTENT_SECURITY_POLICY))"
+    default = _django_setup({"DEBUG": "1"}, code, var_dir=tmp_path)
+    assert "script-src 'self';" in default.stdout
+    empty = _django_setup({"DEBUG": "1", "CONTENT_SECURITY_POLICY": ""}, code, var_dir=tmp_path)
+    assert empty.stdout.strip() == "''"
