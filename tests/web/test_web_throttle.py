@@ -63,3 +63,16 @@ def test_without_its_counters_the_throttle_refuses_instead_of_failing(client, ow
     resp = login(client, "owner", RIGHT)
     assert resp.status_code == 429
     assert client.get(reverse("login")).status_code == 200  # the page itself still shows
+
+
+def test_the_admin_login_counts_against_the_same_limits(client, owner):
+    get_user_model().objects.create_superuser("boss", password="boss-pass-phrase-1")
+    for _ in range(5):
+        resp = client.post("/admin/login/?next=/admin/", {"username": "boss", "password": "wrong-guess"},
+                           REMOTE_ADDR="10.0.0.1")
+        assert resp.status_code == 200
+    resp = client.post("/admin/login/?next=/admin/", {"username": "boss", "password": "boss-pass-phrase-1"},
+                       REMOTE_ADDR="10.0.0.1")
+    assert resp.status_code == 429
+    # and the site's own login page refuses the same account
+    assert login(client, "boss", "boss-pass-phrase-1", ip="10.0.0.3").status_code == 429
