@@ -247,7 +247,7 @@ def submission_claim_next(*, submission_id: int, message_id: str = "", worker: s
 
     Every queued row keeps the id of a message that is in the broker: when this message runs
     another row, the two rows swap message ids, so the stuck-submission job sees nothing lost."""
-    own = Submission.objects.filter(pk=submission_id).values("device_type", "celery_task_id").first()
+    own = Submission.objects.filter(pk=submission_id).values("device_type").first()
     if own is None:
         return None
     candidates = list(fair_order(device_type=own["device_type"]).values_list("pk", "celery_task_id")[:5])
