@@ -49,3 +49,19 @@ def database_from_url(url: str) -> dict:
         "CONN_MAX_AGE": 60,
         "CONN_HEALTH_CHECKS": True,
     }
+
+
+def write_private(path, text: str) -> None:
+    """Create a file readable by its owner only (0600 from the first byte, whatever the umask)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+
+
+def private_file(path):
+    """Make sure the file exists with mode 0600 and return its path (for SQLite's database)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        os.chmod(path, 0o600)
+    return path

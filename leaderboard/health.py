@@ -4,6 +4,8 @@ from django.db import connection
 from django.http import JsonResponse
 from django.views.decorators.http import require_GET
 
+from leaderboard.reporting import redact
+
 
 def _database_ok() -> tuple[bool, str]:
     try:
@@ -12,7 +14,7 @@ def _database_ok() -> tuple[bool, str]:
             cursor.fetchone()
         return True, "ok"
     except Exception as exc:  # any failure means "not reachable"; report what it was
-        return False, f"{type(exc).__name__}: {exc}"[:200]
+        return False, redact(f"{type(exc).__name__}: {exc}")[:200]
 
 
 def _broker_ok() -> tuple[bool, str]:
@@ -23,7 +25,7 @@ def _broker_ok() -> tuple[bool, str]:
         client.ping()
         return True, "ok"
     except Exception as exc:
-        return False, f"{type(exc).__name__}: {exc}"[:200]
+        return False, redact(f"{type(exc).__name__}: {exc}")[:200]
 
 
 @require_GET

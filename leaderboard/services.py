@@ -14,7 +14,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from leaderboard.models import LOGS_MAX_CHARS, ApiToken, AuditEntry, Profile, Submission, Task
@@ -31,6 +31,7 @@ PIPELINE_DEFAULTS = {
     "EVAL_LOST_MESSAGE_AFTER_S": 120,  # queued this long and absent from the broker: send again
     "EVAL_REAPER_INTERVAL_S": 30,  # how often the beat runs the repair job
     "WORKER_GPU_NAME": "",  # "NVIDIA H200": the device type of new submissions on a GPU site
+    "EVAL_MAX_ACTIVE_PER_USER": 2,  # queued or running evaluations one user may have at a time
 }
 
 
@@ -40,6 +41,10 @@ def conf(name: str):
 
 class RateLimited(ValidationError):
     pass
+
+
+class QueueFull(RateLimited):
+    """The user already has EVAL_MAX_ACTIVE_PER_USER evaluations queued or running."""
 
 
 class NotAllowed(ValidationError):
@@ -81,7 +86,11 @@ def _validate_source(raw: bytes | str, filename: str) -> str:
 
     if not filename.endswith(".py"):
         raise ValidationError("The file must be a Python file ending in .py.", code="not_py")
-    data = raw.encode() if isinstance(raw, str) else bytes(raw)
+    try:
+        data = raw.encode() if isinstance(raw, str) else bytes(raw)
+    except UnicodeEncodeError as exc:  # a lone surrogate ("\ud800") from a JSON string
+        raise ValidationError(f"The source is not valid Unicode text (character {exc.start}).",
+                              code="bad_encoding") from None
     if len(data) > settings.SUBMISSION_MAX_BYTES:
         raise ValidationError(
             f"The file is {len(data)} bytes; the limit is {settings.SUBMISSION_MAX_BYTES} bytes (256 KiB).",
@@ -94,6 +103,19 @@ def _validate_source(raw: bytes | str, filename: str) -> str:
         code = problems[0][0]
         raise ValidationError([ValidationError(msg[:1].upper() + msg[1:] + ".", code=code) for _, msg in problems])
     return data.decode("utf-8")
+
+
+def _plain_text(value: str, *, replace: bool = False) -> str:
+    """Text the database can store: no NUL, no lone surrogate. Raises ValueError, or with
+    replace=True drops what cannot be stored."""
+    if not isinstance(value, str):
+        raise ValueError("not text")
+    if replace:
+        return value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "")
+    if "\x00" in value:
+        raise ValueError("NUL in text")
+    value.encode("utf-8")  # UnicodeEncodeError is a ValueError
+    return value
 
 
 def _check_rate_limit(user) -> None:
@@ -111,19 +133,35 @@ def _check_rate_limit(user) -> None:
         )
 
 
+def _check_queue_share(user) -> None:
+    """One account may not fill the queue: at most EVAL_MAX_ACTIVE_PER_USER queued or running."""
+    limit = conf("EVAL_MAX_ACTIVE_PER_USER")
+    active = Submission.objects.filter(
+        user=user, status__in=(Submission.Status.QUEUED, Submission.Status.RUNNING)).count()
+    if active >= limit:
+        raise QueueFull(
+            f"You already have {active} evaluations queued or running; the limit is {limit} at a "
+            "time, so that everyone's uploads get their turn. Upload again when one has finished.",
+            code="queue_full",
+            params={"retry_after_s": 60},
+        )
+
+
 def submission_create(
     *, user, task: Task | str, source: bytes | str, filename: str = "submission.py", mode: str = "ranked"
 ) -> Submission:
     """Validate and store an upload, then queue its evaluation once the row is committed."""
     if not isinstance(task, Task):
         try:
-            task = Task.objects.get(name=task)
-        except Task.DoesNotExist:
+            task = Task.objects.get(name=_plain_text(task))
+        except (Task.DoesNotExist, ValueError):
             known = ", ".join(Task.objects.values_list("name", flat=True)) or "(none loaded)"
-            raise ValidationError(f"Unknown task {task!r}; known tasks: {known}.", code="unknown_task") from None
+            raise ValidationError(f"Unknown task {str(task)[:64]!r}; known tasks: {known}.",
+                                  code="unknown_task") from None
     if mode not in Submission.Mode.values:
         raise ValidationError(f"Unknown mode {mode!r}; use 'test' or 'ranked'.", code="bad_mode")
-    filename = (filename or "submission.py").replace("\\", "/").rsplit("/", 1)[-1][:255]
+    filename = _plain_text(filename or "submission.py", replace=True) or "submission.py"
+    filename = filename.replace("\\", "/").rsplit("/", 1)[-1][:255]
     text = _validate_source(source, filename)
     device_type = default_device_type()
     with transaction.atomic():
@@ -133,6 +171,7 @@ def submission_create(
         if profile.banned:
             raise NotAllowed("This account is banned from submitting.", code="banned")
         _check_rate_limit(user)
+        _check_queue_share(user)
         submission = Submission.objects.create(
             user=user,
             task=task,
@@ -186,6 +225,48 @@ def submission_claim(*, submission_id: int, worker: str = "") -> Submission | No
     if won != 1:
         return None
     return Submission.objects.select_related("task").get(pk=submission_id)
+
+
+def fair_order(*, device_type: str, now=None):
+    """Queued submissions of one device type that are due, in the order a worker takes them: users
+    in turn (the user whose last evaluation started longest ago, or never, first), then each user's
+    own uploads by arrival. One user's burst thus waits behind everyone else's next upload."""
+    now = now or timezone.now()
+    last_start = (Submission.objects.filter(user=OuterRef("user_id"), started_at__isnull=False)
+                  .order_by("-started_at").values("started_at")[:1])
+    return (Submission.objects
+            .filter(status=Submission.Status.QUEUED, device_type=device_type)
+            .filter(Q(enqueued_at__lte=now) | Q(enqueued_at__isnull=True))
+            .annotate(user_last_start=Subquery(last_start))
+            .order_by(F("user_last_start").asc(nulls_first=True), "created_at", "pk"))
+
+
+def submission_claim_next(*, submission_id: int, message_id: str = "", worker: str = "") -> Submission | None:
+    """What a worker runs for the message of `submission_id`: the first submission in fair order
+    (of the same device type), which need not be the message's own.
+
+    Every queued row keeps the id of a message that is in the broker: when this message runs
+    another row, the two rows swap message ids, so the stuck-submission job sees nothing lost."""
+    own = Submission.objects.filter(pk=submission_id).values("device_type").first()
+    if own is None:
+        return None
+    candidates = list(fair_order(device_type=own["device_type"]).values_list("pk", "celery_task_id")[:5])
+    for pk, their_message in candidates:
+        if pk == submission_id:
+            return submission_claim(submission_id=pk, worker=worker)
+        with transaction.atomic():
+            claimed = submission_claim(submission_id=pk, worker=worker)
+            if claimed is None:
+                continue  # another worker took it first: try the next in line
+            if message_id:
+                Submission.objects.filter(pk=pk).update(celery_task_id=message_id)
+                claimed.celery_task_id = message_id
+                Submission.objects.filter(pk=submission_id, status=Submission.Status.QUEUED,
+                                          celery_task_id=message_id).update(celery_task_id=their_message)
+        log.info("message for submission %s runs submission %s (its user's turn)", submission_id, pk)
+        return claimed
+    # nothing due but perhaps the message's own row (e.g. a retry whose delay is just over)
+    return submission_claim(submission_id=submission_id, worker=worker)
 
 
 def _current(submission: Submission):

@@ -1,17 +1,21 @@
 """Settings, all from environment variables with defaults that work on a fresh checkout.
 
-Defaults: DEBUG on, SQLite under var/, Redis on localhost. `DATABASE_URL` switches to PostgreSQL.
-With DEBUG off the site refuses to start without SECRET_KEY; no secret has a committed value.
+Defaults: DEBUG off, SQLite under var/, Redis on localhost. `DATABASE_URL` switches to PostgreSQL.
+With DEBUG off (a deployment) the site refuses to start without SECRET_KEY and ALLOWED_HOSTS; no
+secret has a committed value. `make run` and the test suite set DEBUG=1 for themselves.
 """
+import os
 from pathlib import Path
 
-from leaderboard.envutil import ConfigError, database_from_url, envbool, envint, envstr
+from leaderboard.envutil import (ConfigError, database_from_url, envbool, envint, envstr, private_file,
+                                 write_private)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-DEBUG = envbool("DEBUG", True)
+# Off unless asked for: a deployment that forgets it must not serve debug pages
+DEBUG = envbool("DEBUG", False)
 SECRET_KEY = envstr("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
@@ -22,11 +26,14 @@ if not SECRET_KEY:
     if not key_file.exists():
         import secrets
 
-        key_file.write_text(secrets.token_urlsafe(50))
-        key_file.chmod(0o600)
+        write_private(key_file, secrets.token_urlsafe(50))
     SECRET_KEY = key_file.read_text().strip()
 
-ALLOWED_HOSTS = [h for h in envstr("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
+ALLOWED_HOSTS = [h.strip() for h in envstr("ALLOWED_HOSTS", "").split(",") if h.strip()]
+if not ALLOWED_HOSTS:
+    if not DEBUG:
+        raise ConfigError("ALLOWED_HOSTS must be set when DEBUG is off (comma separated host names)")
+    ALLOWED_HOSTS = ["127.0.0.1", "localhost", "testserver"]
 CSRF_TRUSTED_ORIGINS = [o for o in envstr("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
 INSTALLED_APPS = [
@@ -36,11 +43,13 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django_ratelimit",
     "leaderboard",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "leaderboard.middleware.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -71,10 +80,12 @@ DATABASE_URL = envstr("DATABASE_URL", "")
 if DATABASE_URL:
     DATABASES = {"default": database_from_url(DATABASE_URL)}
 else:
+    # created here, 0600, before SQLite makes it with the umask's mode (its journal and WAL
+    # files copy the database file's mode)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "db.sqlite3",
+            "NAME": private_file(VAR_DIR / "db.sqlite3"),
             # Web server and worker write at once in `make run`: wait for the lock, don't fail.
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
         }
@@ -85,6 +96,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -102,10 +114,42 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 if not DEBUG:
     SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", True)
+# Behind a TLS-terminating proxy (README "Deployment"): trust its X-Forwarded-Proto only when told to
+if envbool("BEHIND_TLS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+# Scripts from this site only (static/): no inline script, no eval, no other origin. Styles allow
+# inline because plotly and htmx add <style> elements at run time. Set empty: no header (a proxy
+# that sends its own).
+CONTENT_SECURITY_POLICY = os.environ.get(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "object-src 'none'; base-uri 'self'; frame-ancestors 'none'; form-action 'self'",
+)
+# Error reports (debug pages, mail to admins, logged request data) mask settings and variables
+# whose names hold a URL or a DSN too: their values carry database and broker passwords
+DEFAULT_EXCEPTION_REPORTER_FILTER = "leaderboard.reporting.MaskingReporterFilter"
+
+# --- Throttles (leaderboard/web/throttle.py) ------------------------------------------------
+# Counters live in Redis, shared by every web process; django-ratelimit's rate syntax.
+LOGIN_FAILURES_PER_IP = envstr("LOGIN_FAILURES_PER_IP", "20/15m")
+LOGIN_FAILURES_PER_ACCOUNT = envstr("LOGIN_FAILURES_PER_ACCOUNT", "5/15m")
+SIGNUPS_PER_IP = envstr("SIGNUPS_PER_IP", "5/h")
+RATELIMIT_USE_CACHE = "throttle"
+# Behind a proxy every client has the proxy's address: name the header it sets (HTTP_X_REAL_IP)
+RATELIMIT_IP_META_KEY = envstr("RATELIMIT_IP_META_KEY", "") or None
+# Django's own Redis cache increments atomically, which is all django-ratelimit needs
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
 
 # --- Celery -------------------------------------------------------------------------------
 # https://docs.celeryq.dev/en/stable/userguide/configuration.html
 REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                 "KEY_PREFIX": "lb-throttle", "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}},
+}
 CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", REDIS_URL)
 CELERY_RESULT_BACKEND = None  # results live in the database, not the broker
 CELERY_TASK_SERIALIZER = "json"
@@ -129,11 +173,14 @@ SANDBOX_BACKEND = envstr("SANDBOX_BACKEND", "")  # docker | bwrap | "" = pick
 SANDBOX_TIME_LIMIT_S = envint("SANDBOX_TIME_LIMIT_S", 300)
 SUBMISSION_MAX_BYTES = 256 * 1024
 UPLOAD_RATE_LIMIT_PER_HOUR = envint("UPLOAD_RATE_LIMIT_PER_HOUR", 30)
+# evaluations one user may have queued or running at a time; the worker takes users in turn
+EVAL_MAX_ACTIVE_PER_USER = envint("EVAL_MAX_ACTIVE_PER_USER", 2)
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"redact": {"()": "leaderboard.reporting.RedactingFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact"]}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
 }
 

@@ -95,11 +95,13 @@ def _run_sandbox(submission: Submission):
 def evaluate_submission(self, submission_id: int) -> str:
     from sandbox import SandboxError
 
-    submission = services.submission_claim(submission_id=submission_id, worker=self.request.hostname or "")
+    # users in turn: this message runs whichever queued submission is next in fair order
+    submission = services.submission_claim_next(submission_id=submission_id, message_id=self.request.id or "",
+                                                worker=self.request.hostname or "")
     if submission is None:
-        log.info("submission %s: not queued (already claimed or finished); nothing to do", submission_id)
+        log.info("message for submission %s: nothing queued is due (already claimed or finished)", submission_id)
         return "skipped"
-    log.info("submission %s: claimed (attempt %s)", submission_id, submission.attempts)
+    log.info("submission %s: claimed (attempt %s)", submission.pk, submission.attempts)
     try:
         with _Heartbeat(submission):
             services.submission_set_phase(submission=submission, phase="evaluating")

@@ -2,6 +2,10 @@ from django.contrib import admin
 from django.urls import include, path
 
 from leaderboard.health import healthz
+from leaderboard.web.throttle import login_failed, throttled
+
+# the admin's login page counts against the same limits as the site's (one account, one address)
+admin.site.login = throttled("login", failed=login_failed)(admin.site.login)
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

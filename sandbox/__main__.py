@@ -2,6 +2,7 @@
 `python -m sandbox build-image [--tag NAME]`   build sandbox/Dockerfile (production GPU hosts)
 `python -m sandbox cleanup`                    remove stragglers of crashed workers
 `python -m sandbox check`                      which backends work here
+`python -m sandbox seccomp-build`              compile sandbox/seccomp.py's policy (needs pyseccomp)
 
 Exit status: 0 when the command did its job (for `run`: an evaluation completed, whatever its
 verdict), 1 on a sandbox failure, 2 on usage errors.
@@ -32,9 +33,11 @@ def main(argv=None) -> int:
     build.add_argument("--tag")
     sub.add_parser("cleanup", help="remove containers, cgroups and work dirs of crashed runs")
     sub.add_parser("check", help="say which backends are usable here")
+    sub.add_parser("seccomp-build", help="write sandbox/filters/ from sandbox/seccomp.py (needs pyseccomp)")
     args = p.parse_args(argv)
     try:
-        return {"run": _run, "build-image": _build, "cleanup": _cleanup, "check": _check}[args.command](args)
+        return {"run": _run, "build-image": _build, "cleanup": _cleanup, "check": _check,
+                "seccomp-build": _seccomp_build}[args.command](args)
     except SandboxError as exc:
         print(f"sandbox error: {exc}", file=sys.stderr)
         return 1
@@ -90,6 +93,14 @@ def _check(args) -> int:
     for name, backend in sorted(BACKENDS.items()):
         reason = backend.unavailable_reason()
         print(f"{name}: {'ok' if reason is None else reason}")
+    return 0
+
+
+def _seccomp_build(args) -> int:
+    from . import seccomp
+
+    for path in seccomp.build():
+        print(f"wrote {path}")
     return 0
 
 

@@ -123,12 +123,15 @@ def new_run_id(deadline: float) -> str:
 def make_workdir(source: bytes, *, deadline: float, base: str | None = None) -> Path:
     """A fresh host directory for one run: submission/ (world-readable, the runner reads it) and
     out/ (0700 root: see docs/sandbox.md for the non-root worker case). The name starts with the
-    run's deadline so that cleanup knows when it is stale."""
+    run's deadline so that cleanup knows when it is stale.
+
+    The directory itself is 0700: on the host nobody but the worker's user reaches the upload or
+    the report. Inside the box its subdirectories are mount points, so their own modes apply."""
     base = base or os.environ.get("SANDBOX_WORK_DIR") or None
     if base:
-        os.makedirs(base, exist_ok=True)
+        os.makedirs(base, mode=0o700, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{int(deadline)}-", dir=base))
-    os.chmod(work, 0o755)
+    os.chmod(work, 0o700)
     sub = work / "submission"
     sub.mkdir(mode=0o755)
     os.chmod(sub, 0o755)

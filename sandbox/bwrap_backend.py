@@ -18,6 +18,7 @@ import threading
 import time
 
 from .box import (OUT_DIR, SUBMISSION_DIR, Box, Outcome, OutputKeeper)
+from . import seccomp
 from .cgroup import Cgroup
 from .errors import SandboxError
 
@@ -45,7 +46,7 @@ def _parents(path: str) -> list[str]:
     return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def build_args(box: Box, *, status_fd: int) -> list[str]:
+def build_args(box: Box, *, status_fd: int, seccomp_fd: int | None = None) -> list[str]:
     limits = box.limits
     args = [
         "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -88,6 +89,9 @@ def build_args(box: Box, *, status_fd: int) -> list[str]:
             args += ["--dev-bind", node, node]
         for bind in box.gpu.lib_binds:
             args += ["--ro-bind", bind.source, bind.target]
+    if seccomp_fd is not None:
+        # loaded by bwrap right before it starts the judge: the whole box runs under it
+        args += ["--seccomp", str(seccomp_fd)]
     args += ["--remount-ro", "/", "--chdir", "/tmp", "--json-status-fd", str(status_fd), "--"]
     return args + list(box.argv)
 
@@ -142,6 +146,7 @@ def run(box: Box) -> Outcome:
     if reason:
         raise SandboxError(reason)
     started = time.monotonic()
+    filter_fd = _seccomp_fd()  # first: a missing program leaves nothing to clean up
     group = Cgroup.create(box.run_id, box.limits)
     rlimits = _rlimits(box, group is not None)
     status_r, status_w = os.pipe()
@@ -160,14 +165,16 @@ def run(box: Box) -> Outcome:
     try:
         try:
             proc = subprocess.Popen(
-                [shutil.which("bwrap") or "bwrap", *build_args(box, status_fd=status_w)], stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(status_w,),
+                [shutil.which("bwrap") or "bwrap", *build_args(box, status_fd=status_w, seccomp_fd=filter_fd)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(status_w, filter_fd),
                 env={"PATH": "/usr/bin:/bin"}, preexec_fn=in_child, start_new_session=True,
                 close_fds=True)
         except OSError as exc:
             raise SandboxError(f"could not start bwrap: {exc}") from exc
         finally:
             os.close(status_w)
+            os.close(filter_fd)
             if group:
                 group.close_attach()
         readers = [threading.Thread(target=_drain, args=(proc.stdout, keeper), daemon=True),
@@ -200,6 +207,15 @@ def run(box: Box) -> Outcome:
     payload = events.get("exited_at", time.monotonic()) - events.get("started_at", started)
     return Outcome(exit_code=None if timed_out else int(exit_code), timed_out=timed_out,
                    oom_killed=oom, logs=keeper.text(), wall_s=wall, payload_s=max(0.0, payload))
+
+
+def _seccomp_fd() -> int:
+    """The box's seccomp program (sandbox/seccomp.py) in a memory file, read by bwrap."""
+    program = seccomp.bpf_program()
+    fd = os.memfd_create("kernelboard-seccomp", 0)
+    os.write(fd, program)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _kill(proc: subprocess.Popen, group: Cgroup | None) -> None:

@@ -11,6 +11,7 @@ import os
 import threading
 import time
 
+from . import seccomp
 from .box import LABEL, OUT_DIR, SUBMISSION_DIR, Box, Outcome, truncate_text
 from .errors import SandboxError
 
@@ -85,7 +86,8 @@ def create_kwargs(box: Box) -> dict:
         ipc_mode="private",
         cap_drop=["ALL"],
         cap_add=list(JUDGE_CAPS),
-        security_opt=["no-new-privileges"],
+        # the box's seccomp policy (sandbox/seccomp.py) in place of Docker's default profile
+        security_opt=["no-new-privileges", "seccomp=" + seccomp.docker_profile()],
         pids_limit=limits.pids,
         mem_limit=limits.memory_bytes,
         memswap_limit=limits.memory_bytes,

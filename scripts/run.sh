@@ -6,6 +6,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 PY=.venv/bin/python
+# a development stack: debug pages on this machine only (the settings' default is off)
+export DEBUG="${DEBUG:-1}"
+# the database, logs and Redis files are the owner's alone
+umask 077
 mkdir -p var
 
 # --- what the machine must have --------------------------------------------------------------

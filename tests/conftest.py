@@ -76,6 +76,14 @@ def require_chromium():
 
 # ---- site fixtures shared by tests/site, tests/web and the browser tests ----------------------
 
+@pytest.fixture(autouse=True)
+def _fresh_throttle_counters(settings):
+    """Each test counts logins and sign-ups from zero (the counters live in the shared Redis)."""
+    import uuid
+
+    settings.RATELIMIT_CACHE_PREFIX = f"rl-test-{uuid.uuid4().hex}:"
+
+
 @pytest.fixture
 def task(db):
     """The softmax task as `manage.py load_tasks` stores it."""

@@ -6,7 +6,8 @@ service as the browser form, so validation and the per-user rate limit are the s
 import json
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, ValidationError
+from django.http.multipartparser import MultiPartParserError
 from django.http import JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
@@ -64,11 +65,27 @@ def submission_json(request, sub: Submission, summary: bool = False) -> dict:
     return data
 
 
+MAX_JSON_BODY = settings.SUBMISSION_MAX_BYTES * 2 + 4096  # the source, escaped, and the fields
+
+
 def _upload_fields(request) -> tuple[dict, bytes | str | None, str]:
-    """(fields, source, filename) from a JSON body or a multipart form with a `file`."""
+    """(fields, source, filename) from a JSON body or a multipart form with a `file`. A body that
+    cannot be read raises ValidationError with the reason (the caller answers 400)."""
+    try:
+        return _read_upload_fields(request)
+    except RecursionError:
+        raise ValidationError("The JSON body is nested too deeply.") from None
+    except RequestDataTooBig:
+        raise ValidationError(f"The request body is too large: at most {MAX_JSON_BODY:,} bytes.") from None
+    except (MultiPartParserError, SuspiciousOperation, UnicodeError) as exc:
+        raise ValidationError(f"The request body could not be read: {exc}") from None
+
+
+def _read_upload_fields(request) -> tuple[dict, bytes | str | None, str]:
     if request.content_type == "application/json":
-        if len(request.body) > settings.SUBMISSION_MAX_BYTES * 2 + 4096:
-            raise ValidationError("The request body is too large.")
+        length = request.META.get("CONTENT_LENGTH") or ""
+        if (length.isdigit() and int(length) > MAX_JSON_BODY) or len(request.body) > MAX_JSON_BODY:
+            raise RequestDataTooBig()
         try:
             body = json.loads(request.body or b"{}")
         except (ValueError, UnicodeDecodeError):

@@ -1,6 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from leaderboard.web.throttle import login_failed, throttled
 from leaderboard.web.views import accounts, audit, home, submission, task, upload
 
 urlpatterns = [
@@ -14,7 +15,8 @@ urlpatterns = [
     path("audit/<int:pk>/", audit.item, name="audit_item"),
     path("audit/<int:pk>/decide/", audit.decide, name="audit_decide"),
     path("accounts/signup/", accounts.signup, name="signup"),
-    path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("accounts/login/", throttled("login", failed=login_failed)(
+        auth_views.LoginView.as_view(redirect_authenticated_user=True)), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/profile/", accounts.profile, name="profile"),
     path("accounts/tokens/", accounts.token_create, name="token_create"),

@@ -8,3 +8,5 @@ EVAL_LOST_MESSAGE_AFTER_S = 4
 EVAL_HEARTBEAT_S = 2
 EVAL_STALE_AFTER_S = 30
 EVAL_RETRY_BACKOFF_S = 1
+# the test sends all its uploads from one account at once
+EVAL_MAX_ACTIVE_PER_USER = 100

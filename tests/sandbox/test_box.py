@@ -362,3 +362,18 @@ def test_host_runtime_binds_no_project_and_no_root_home():
         assert not source.startswith(project + "/") or source in (
             str(image.evaluator_source()), os.path.realpath(sys.prefix))
     assert not any(s.endswith("docker.sock") for s in sources)
+
+
+def test_a_work_directory_is_private_to_the_worker(tmp_path, monkeypatch):
+    """0700 on the host: no other local user reads an upload or a report. The parts the box mounts
+    keep the modes the box needs (the runner reads the upload)."""
+    monkeypatch.setenv("SANDBOX_WORK_DIR", str(tmp_path / "work"))
+    made = box.make_workdir(b"secret kernel", deadline=time.time() + 60)
+    try:
+        assert made.stat().st_mode & 0o777 == 0o700
+        assert (tmp_path / "work").stat().st_mode & 0o777 == 0o700
+        assert (made / "submission").stat().st_mode & 0o777 == 0o755
+        assert (made / "submission" / "submission.py").stat().st_mode & 0o777 == 0o644
+        assert (made / "out").stat().st_mode & 0o777 in (0o700, 0o770)
+    finally:
+        box.remove_workdir(made)

@@ -53,7 +53,7 @@ def test_it_accepts_pasted_code(logged_in, task, django_capture_on_commit_callba
 )
 def test_it_rejects_a_bad_file_with_a_form_error(logged_in, task, name, content, message):
     r = post(logged_in, task, file=SimpleUploadedFile(name, content))
-    assert r.status_code == 200
+    assert r.status_code == 400
     assert message in r.content.decode()
     assert 'class="errorlist' in r.content.decode()
     assert not Submission.objects.exists()

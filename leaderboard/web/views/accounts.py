@@ -10,10 +10,12 @@ from leaderboard import selectors, services
 from leaderboard.models import ApiToken
 from leaderboard.web.forms import ApiTokenForm, SignupForm
 from leaderboard.web.present import badge, device_label
+from leaderboard.web.throttle import throttled
 
 SUBMISSIONS_PER_PAGE = 50
 
 
+@throttled("signup")
 def signup(request):
     if request.user.is_authenticated:
         return redirect("profile")
@@ -60,6 +62,7 @@ def profile(request):
     return render(request, "web/profile.html", _profile_context(request, **extra))
 
 
+@never_cache  # the page shows the new key: no browser or proxy may keep a copy (no-store)
 @login_required
 @require_POST
 def token_create(request):

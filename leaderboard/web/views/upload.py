@@ -26,7 +26,8 @@ def upload(request):
                 form.add_error(None, exc)
             else:
                 return redirect("submission_detail", pk=submission.pk)
-        status = 429 if _rate_limited(form) else 200
+        # bad input is the client's to fix: 400, or 429 when the limits refuse it
+        status = 429 if _rate_limited(form) else 400
         return render(request, "web/upload.html", _context(form), status=status)
     form = UploadForm(initial={"task": request.GET.get("task")})
     return render(request, "web/upload.html", _context(form))
@@ -39,6 +40,6 @@ def _context(form) -> dict:
 
 def _rate_limited(form) -> bool:
     return any(
-        getattr(e, "code", "") == "rate_limited"
+        getattr(e, "code", "") in ("rate_limited", "queue_full")
         for e in form.errors.as_data().get("__all__", [])
     )
