@@ -185,11 +185,14 @@ def _spawn():
     assert "extra_threads" in r["reason_codes"]
 
 
-def test_a_patched_timer_disagrees_with_the_judges_clock(evaluate, honest):
-    src = "import time\ntime.perf_counter = lambda: 0.0\n" + honest
-    r = evaluate(src, mode="ranked")
-    assert r["verdict"] == "flagged", r["reasons"]
-    assert "clock_disagreement" in r["reason_codes"]
+def test_a_patched_timer_gains_nothing(evaluate, honest):
+    """Every clock of the runner's process is the submission's to patch; the score comes from the
+    judge's own clock, so stopping them changes nothing (the scan, which would flag the patch, is
+    off: only run-time evidence counts)."""
+    twin = evaluate(honest, mode="ranked")
+    r = evaluate("import time\ntime.perf_counter = lambda: 0.0\n" + honest, mode="ranked", scan=False)
+    assert r["verdict"] == "verified", r["reasons"]
+    assert r["shapes"][0]["candidate_ms"] > 0.5 * twin["shapes"][0]["candidate_ms"]
 
 
 def test_cuda_source_on_a_cpu_machine_needs_a_gpu(evaluate):

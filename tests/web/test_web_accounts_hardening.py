@@ -10,6 +10,8 @@ from django.urls import reverse
 def test_the_token_page_is_never_stored(client, owner, db):
     client.force_login(owner)
     r = client.post(reverse("token_create"), {"name": "laptop"})
+    assert r.status_code == 302  # post, redirect, get: the key is shown by the page that follows
+    r = client.get(r["Location"])
     assert re.search(r'id="new-token">lb_', r.content.decode())
     directives = {d.strip() for d in r["Cache-Control"].split(",")}
     assert {"no-store", "private"} <= directives
