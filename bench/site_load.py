@@ -219,7 +219,7 @@ class Server:
     def __enter__(self):
         gunicorn = shutil.which("gunicorn", path=str(Path(sys.executable).parent)) or shutil.which("gunicorn")
         if not gunicorn:
-            raise SystemExit("gunicorn is not installed (pip install gunicorn; see docs/requests.md)")
+            raise SystemExit("gunicorn is not installed (pip install gunicorn)")
         self.log = tempfile.NamedTemporaryFile("w+", prefix="site-bench-gunicorn-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(
             [gunicorn, "leaderboard.wsgi", "--preload", "--bind", f"127.0.0.1:{self.port}", "--workers", str(self.workers),
