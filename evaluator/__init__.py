@@ -1,8 +1,35 @@
 """Kernel evaluator: judges a submitted `custom_kernel` for correctness and speed.
 
-Importing this package is cheap (no torch): the site's upload form uses `validate_source`.
-The judge is `evaluator.api.evaluate_file` / `python -m evaluator run`; see docs/evaluator.md.
-"""
-from .upload import MAX_BYTES, validate_source
+Its public face, the only names the site (leaderboard/) and the sandbox may import, all from this
+package itself (tests/foundation/test_layers.py enforces it; docs/architecture.md lists them):
 
-__all__ = ["MAX_BYTES", "validate_source"]
+- the upload check: `validate_source` (sentences for a form), `check_upload` (reason codes),
+  `MAX_BYTES`;
+- the report schema: `validate_report`, `ReportError`, `empty_report`, `verdict_for`, `CODES`,
+  `time_split`;
+- the task registry: `TASKS`, `get_task` (imports torch on first use);
+- the ruler: `calibrate` (imports torch on first use).
+
+Importing the package is cheap (no torch) until a torch-backed name is used. The judge itself runs
+through `python -m evaluator run` or `evaluator.api.evaluate_file`; see docs/evaluator.md.
+"""
+from .report import CODES, ReportError, time_split, verdict_for
+from .report import empty as empty_report
+from .report import validate as validate_report
+from .upload import MAX_BYTES, check_upload, validate_source
+
+__all__ = ["CODES", "MAX_BYTES", "ReportError", "TASKS", "calibrate", "check_upload", "empty_report",
+           "get_task", "time_split", "validate_report", "validate_source", "verdict_for"]
+
+
+def __getattr__(name: str):
+    """The torch-backed names, imported when first asked for (PEP 562)."""
+    if name in ("TASKS", "get_task"):
+        from . import tasks
+
+        return getattr(tasks, name)
+    if name == "calibrate":
+        from .calibrate import calibrate
+
+        return calibrate
+    raise AttributeError(f"module 'evaluator' has no attribute {name!r}")

@@ -21,7 +21,7 @@ from leaderboard.models import ApiToken, AuditEntry, FlaggedSubmission, Profile,
 
 
 def _reason_codes() -> list[str]:
-    from evaluator.report import CODES
+    from evaluator import CODES
 
     return [*CODES, "disqualified"]
 

@@ -82,7 +82,7 @@ def eval_queue_for(device_type: str) -> str:
 def _validate_source(raw: bytes | str, filename: str) -> str:
     """The upload checks, as form errors: .py, then the evaluator's own (size, UTF-8, Python
     syntax, defines custom_kernel). Returns the source text."""
-    from evaluator.upload import check_upload
+    from evaluator import check_upload
 
     if not filename.endswith(".py"):
         raise ValidationError("The file must be a Python file ending in .py.", code="not_py")
@@ -322,10 +322,10 @@ def _device_type_from_report(report: dict, fallback: str) -> str:
 def submission_store_result(*, submission: Submission, report: dict, logs: str = "") -> bool:
     """Store a validated evaluator report as the submission's result. Stores only under the
     current claim (a worker whose claim was re-queued meanwhile stores nothing). True if stored."""
-    from evaluator.report import ReportError, validate
+    from evaluator import ReportError, validate_report
 
     try:
-        report = validate(report)
+        report = validate_report(report)
     except ReportError as exc:
         return submission_fail(submission=submission, error=f"The evaluator's report was invalid: {exc}")
     if report["task"] != submission.task.name or report["mode"] != submission.mode:

@@ -1,13 +1,12 @@
 """Forms of the web pages. They check what a person typed; the services check it again."""
 from __future__ import annotations
 
-import ast
-
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
 
+from evaluator import validate_source
 from leaderboard.models import Submission, Task
 
 PASTED_FILENAME = "submission.py"
@@ -20,35 +19,9 @@ class SignupForm(UserCreationForm):
 
 
 def check_source(source: str) -> list[str]:
-    """Problems a person can fix before anything is queued: a syntax error, no custom_kernel.
-
-    The evaluator's own check (evaluator.validate_source) is used when it exists, so the form and
-    the judge agree; the fallback below covers the same two cases."""
-    try:
-        from evaluator import validate_source
-    except ImportError:
-        validate_source = None
-    if validate_source is not None:
-        problems = validate_source(source)
-        if isinstance(problems, str):
-            problems = [problems]
-        return [_sentence(p) for p in problems or []]
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as exc:
-        return [f"Syntax error on line {exc.lineno}: {exc.msg}."]
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "custom_kernel":
-            return []
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "custom_kernel" for t in node.targets
-        ):
-            return []
-        if isinstance(node, ast.ImportFrom) and any(
-            (a.asname or a.name) == "custom_kernel" for a in node.names
-        ):
-            return []
-    return ["The file defines no top-level function named custom_kernel."]
+    """Problems a person can fix before anything is queued (a syntax error, no custom_kernel, ...):
+    the evaluator's own upload check, so the form and the judge agree."""
+    return [_sentence(p) for p in validate_source(source)]
 
 
 def _sentence(message: str) -> str:

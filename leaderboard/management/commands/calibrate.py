@@ -39,8 +39,8 @@ class Command(BaseCommand):
                 rows = [r for r in rows if isinstance(r, dict) and r.get("task") in task]
             source = source or f"imported from {Path(from_json).name}"
         else:
-            from evaluator.calibrate import calibrate
-            from evaluator.tasks import TASKS
+            from evaluator import calibrate
+            from evaluator import TASKS
 
             device_type = device_type or services.default_device_type()
             names = task or sorted(TASKS)

@@ -9,14 +9,14 @@ from leaderboard import services
 
 
 def rejected_report(problems: list[tuple[str, str]], *, task: str, mode: str, device: str) -> dict:
-    """The report the judge writes for an upload it refuses (evaluator.upload.check_upload)."""
-    from evaluator.report import empty, validate, verdict_for
+    """The report the judge writes for an upload it refuses (evaluator.check_upload)."""
+    from evaluator import empty_report, validate_report, verdict_for
 
-    report = empty(task=task, mode=mode, device=device)
+    report = empty_report(task=task, mode=mode, device=device)
     report["reason_codes"] = [code for code, _ in problems]
     report["reasons"] = [message for _, message in problems]
     report["verdict"] = verdict_for(report["reason_codes"])
-    return validate(report)
+    return validate_report(report)
 
 
 class Command(BaseCommand):
@@ -30,7 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", dest="json_out", help="write the report here")
 
     def handle(self, *args, file, task, mode, device, json_out, **opts):
-        from evaluator.upload import check_upload
+        from evaluator import check_upload
         from sandbox import SandboxError
 
         from leaderboard.tasks import sandbox_evaluate
@@ -55,7 +55,7 @@ class Command(BaseCommand):
         self._summary(report, result)
 
     def _summary(self, report, result):
-        from evaluator.report import time_split
+        from evaluator import time_split
         from leaderboard.models import Task
 
         w = self.stdout.write

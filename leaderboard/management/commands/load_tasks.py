@@ -14,7 +14,7 @@ class Command(BaseCommand):
                             help="CPU peak arithmetic ceiling, FLOP/s (for the CPU floors)")
 
     def handle(self, *args, **opts):
-        from evaluator.tasks import TASKS
+        from evaluator import TASKS
 
         ceilings = dict(services.CEILINGS)
         ceilings["cpu"] = {"bandwidth_bytes_s": opts["cpu_bandwidth"], "peak_flop_s": opts["cpu_flops"]}
