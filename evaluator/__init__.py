@@ -6,19 +6,19 @@ package itself (tests/foundation/test_layers.py enforces it; docs/architecture.m
 - the upload check: `validate_source` (sentences for a form), `check_upload` (reason codes),
   `MAX_BYTES`;
 - the report schema: `validate_report`, `ReportError`, `empty_report`, `verdict_for`, `CODES`,
-  `time_split`;
+  `MODES`, `DEVICES`, `time_split`;
 - the task registry: `TASKS`, `get_task` (imports torch on first use);
 - the ruler: `calibrate` (imports torch on first use).
 
 Importing the package is cheap (no torch) until a torch-backed name is used. The judge itself runs
 through `python -m evaluator run` or `evaluator.api.evaluate_file`; see docs/evaluator.md.
 """
-from .report import CODES, ReportError, time_split, verdict_for
+from .report import CODES, DEVICES, MODES, ReportError, time_split, verdict_for
 from .report import empty as empty_report
 from .report import validate as validate_report
 from .upload import MAX_BYTES, check_upload, validate_source
 
-__all__ = ["CODES", "MAX_BYTES", "ReportError", "TASKS", "calibrate", "check_upload", "empty_report",
+__all__ = ["CODES", "DEVICES", "MAX_BYTES", "MODES", "ReportError", "TASKS", "calibrate", "check_upload", "empty_report",
            "get_task", "time_split", "validate_report", "validate_source", "verdict_for"]
 
 

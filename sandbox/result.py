@@ -10,6 +10,8 @@ import json
 import os
 import stat
 
+from evaluator import DEVICES, MODES  # noqa: F401 - what the box may be asked to run (sandbox/__init__.py)
+
 from .box import Outcome
 from .errors import SandboxError
 
