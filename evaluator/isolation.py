@@ -271,16 +271,14 @@ class Runner:
             time.sleep(0.0005)
 
     def _all_stopped(self) -> bool:
-        for pid in self.tree():
-            try:
-                for tid in os.listdir(f"/proc/{pid}/task"):
-                    with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                        state = f.read().rsplit(")", 1)[1].split()[0]
-                    if state not in ("T", "t", "Z", "X"):
-                        return False
-            except OSError:
-                continue
-        return True
+        return threads_stopped(self.tree())
+
+    def wait_stopped(self, pids, limit_s: float = 0.5) -> None:
+        """Wait until every thread of `pids` reports stopped (after a SIGSTOP to their group),
+        reading only their own /proc entries: cheap enough to lie inside a timed window."""
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline and not threads_stopped(pids):
+            time.sleep(0.0002)
 
     def cont(self) -> None:
         self.signal_tree(signal.SIGCONT)
@@ -337,6 +335,20 @@ class Runner:
             "runner_no_new_privs": out.get("NoNewPrivs", "") == "1",
             "runner_pid_namespace": len(out.get("NSpid", "").split()) > 1,
         }
+
+
+def threads_stopped(pids) -> bool:
+    """Every thread of these processes is stopped (or gone)."""
+    for pid in pids:
+        try:
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+                if state not in ("T", "t", "Z", "X"):
+                    return False
+        except OSError:
+            continue
+    return True
 
 
 def _ppid(pid: int) -> int:

@@ -18,7 +18,7 @@ FLOOR_MARGIN = 0.9  # flag a median under 90 % of the roofline floor (the ceilin
 REPS = {
     "cuda": (1, 5, 10, 0.003, 8.0),
     # CPU: single calls here vary 10-20 % and drift between two speeds, so many short batches
-    "cpu": (1, 8, 24, 0.01, 20.0),
+    "cpu": (1, 8, 24, 0.01, 30.0),
     "quick": (1, 2, 2, 1.0, 5.0),
 }
 # the budget per shape (and the evaluation's time limit) may end timing after this many rounds
