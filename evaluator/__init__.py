@@ -8,7 +8,7 @@ package itself (tests/foundation/test_layers.py enforces it; docs/architecture.m
 - the report schema: `validate_report`, `ReportError`, `empty_report`, `verdict_for`, `CODES`,
   `MODES`, `DEVICES`, `time_split`;
 - the task registry: `TASKS`, `get_task` (imports torch on first use);
-- the ruler: `calibrate` (imports torch on first use).
+- the ruler: `calibrate_tasks` (evaluator.calibrate.calibrate; imports torch on first use).
 
 Importing the package is cheap (no torch) until a torch-backed name is used. The judge itself runs
 through `python -m evaluator run` or `evaluator.api.evaluate_file`; see docs/evaluator.md.
@@ -18,7 +18,7 @@ from .report import empty as empty_report
 from .report import validate as validate_report
 from .upload import MAX_BYTES, check_upload, validate_source
 
-__all__ = ["CODES", "DEVICES", "MAX_BYTES", "MODES", "ReportError", "TASKS", "calibrate", "check_upload", "empty_report",
+__all__ = ["CODES", "DEVICES", "MAX_BYTES", "MODES", "ReportError", "TASKS", "calibrate_tasks", "check_upload", "empty_report",
            "get_task", "time_split", "validate_report", "validate_source", "verdict_for"]
 
 
@@ -28,7 +28,8 @@ def __getattr__(name: str):
         from . import tasks
 
         return getattr(tasks, name)
-    if name == "calibrate":
+    if name == "calibrate_tasks":
+        # not `calibrate`: once imported, the submodule evaluator.calibrate is that attribute
         from .calibrate import calibrate
 
         return calibrate

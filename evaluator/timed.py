@@ -18,7 +18,7 @@ FLOOR_MARGIN = 0.9  # flag a median under 90 % of the roofline floor (the ceilin
 REPS = {
     "cuda": (1, 5, 10, 0.003, 8.0),
     # CPU: single calls here vary 10-20 % and drift between two speeds, so many short batches
-    "cpu": (1, 8, 24, 0.01, 30.0),
+    "cpu": (1, 12, 40, 0.01, 30.0),
     "quick": (1, 2, 2, 1.0, 5.0),
 }
 # the budget per shape (and the evaluation's time limit) may end timing after this many rounds
@@ -105,7 +105,8 @@ class Phase:
                                  peak_flop_s=ev.ceilings["peak_flop_s"])
         row = {"shape": dict(shape), "candidate_ms": c, "eager_ms": e, "compile_ms": k,
                "wall_ms": timing.median([t.window_ms for t in got["cand"]]) / calls["cand"], "floor_ms": floor,
-               "speedup_vs_compile": k / c if c > 0 else None, "speedup_vs_eager": e / c if c > 0 else None,
+               "speedup_vs_compile": round_ratio(times["compile"], times["cand"]),
+               "speedup_vs_eager": round_ratio(times["eager"], times["cand"]),
                "calls_per_batch": calls["cand"], "batches": len(got["cand"]), "overhead_ms": overhead}
         for side, name in zip(SIDES, ("candidate", "eager", "compile")):
             row[f"{name}_p10_ms"] = timing.quantile(times[side], 0.1)
@@ -125,6 +126,14 @@ class Phase:
             ev.codes.append(("too_fast_vs_compile", f"{where}: {row['speedup_vs_compile']:.2f}x faster "
                                                     f"than torch.compile (above this task's {limit:g}x)"))
         return row
+
+
+def round_ratio(base: list[float], cand: list[float]) -> float | None:
+    """The speedup: the median over rounds of the baseline's time per call over the candidate's in
+    the same round. The three batches of a round run within a second or two of each other, so a
+    machine that drifts between speeds over seconds (the shared CPU does) moves both alike."""
+    ratios = [b / c for b, c in zip(base, cand) if c > 0]
+    return timing.median(ratios) if ratios else None
 
 
 def _fmt(shape: dict) -> str:

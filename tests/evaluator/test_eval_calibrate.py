@@ -8,9 +8,9 @@ import pytest
 
 from evaluator.calibrate import calibrate, sources, table
 
-# The batch clock on this shared 2-core box read (reference vs eager, compile vs compile) 0.86 /
-# 0.97 and 0.95 / 1.27 in two calibrations; a ruler that compares two different code paths reads
-# far outside (0.19 when the overhead was charged to one side only)
+# The batch clock on this shared 2-core box, with its short CPU batches, read 1.11 / 0.96
+# (reference vs eager, compile vs compile); longer batches, fewer of them, read 0.64-1.35
+# (docs/evaluator.md, Timing). A ruler that compares two code paths reads far outside.
 CPU_BOUNDS = (0.7, 1.35)
 
 

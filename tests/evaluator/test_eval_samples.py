@@ -15,9 +15,9 @@ def _score(row: dict) -> float:
     overhead = max(0.0, gaps[len(gaps) // 2])
 
     def per_call(side):
-        return statistics.median(max(t["window_ms"] - overhead, 1e-6) / row["calls"][side] for t in row[side])
+        return [max(t["window_ms"] - overhead, 1e-6) / row["calls"][side] for t in row[side]]
 
-    return per_call("compile") / per_call("cand")
+    return statistics.median(k / c for k, c in zip(per_call("compile"), per_call("cand")))
 
 
 def test_samples_are_written_and_reproduce_the_score(evaluate, honest, tmp_path, monkeypatch):

@@ -39,7 +39,7 @@ class Command(BaseCommand):
                 rows = [r for r in rows if isinstance(r, dict) and r.get("task") in task]
             source = source or f"imported from {Path(from_json).name}"
         else:
-            from evaluator import calibrate
+            from evaluator import calibrate_tasks
             from evaluator import TASKS
 
             device_type = device_type or services.default_device_type()
@@ -47,8 +47,8 @@ class Command(BaseCommand):
             unknown = [n for n in names if n not in TASKS]
             if unknown:
                 raise CommandError(f"unknown task(s): {', '.join(unknown)}")
-            rows = calibrate(names, device=services.device_kind(device_type),
-                             progress=lambda line: self.stderr.write(line))
+            rows = calibrate_tasks(names, device=services.device_kind(device_type),
+                                   progress=lambda line: self.stderr.write(line))
             source = source or "manage.py calibrate on this site's worker machine"
         try:
             updated = services.task_record_calibration(rows=rows, device_type=device_type, source=source)
