@@ -277,7 +277,7 @@ SWEEP = {
     "swiglu": [_v(128, 128, 64, 8, 4, True, "N", g) for g in (8, 16)]
     + [_v(128, 64, 64, 4, 3, True, "P2")],
     # the example's own candidates (ATTN_CANDIDATES) are added in front when the sweep runs
-    # (session 4's sweep of nine, less its two winners and the slowest: docs/gpu-results.md sec. 3)
+    # (a sweep of nine, less its two winners and the slowest: docs/gpu-results.md sec. 3)
     "attn": [
         ("128x32 w4 s4", dict(BM=128, BN=32, num_warps=4, num_stages=4)),
         ("128x64 w8 s4", dict(BM=128, BN=64, num_warps=8, num_stages=4)),

@@ -323,7 +323,7 @@ def _attn_kernel(qd, kvd, o, T, H, D, s_t, s_ot, qk_scale,
 
 
 # Attention tiles tried at the first call of each (B, T, H) on a GPU with descriptors: the
-# fastest one then serves every later call of that size. The two winners of session 4's sweep of
+# fastest one then serves every later call of that size. The two winners of a sweep of
 # nine tiles (docs/examples.md): 128x128 with 8 warps at B4 T2048 (0.201 ms, the next 0.209) and
 # 64x64 with 4 warps at B1 T4096 (0.303 ms, the next 0.326).
 ATTN_CANDIDATES = (
@@ -349,8 +349,8 @@ def _cuda_ms(run):
 def _pick(run, candidates, rounds=5, reps=3, warm_s=0.05, timed=_cuda_ms, sync=torch.cuda.synchronize):
     """The candidate `run(cfg)` finishes fastest, by the median of rounds x reps timings.
     Every candidate runs once first (its compile); the device is then kept busy for warm_s (idle
-    clocks ramp up slowly: session 3's picks, timed straight after each compile, read 25-45 %
-    slow); the rounds interleave the candidates, so a clock change touches all of them alike.
+    clocks ramp up slowly: picks timed straight after each compile read 25-45 % slow); the rounds
+    interleave the candidates, so a clock change touches all of them alike.
     Returns (cfg, {label: median ms}), or (None, {}) when none ran."""
     alive = []
     for cand in candidates:

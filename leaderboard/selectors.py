@@ -131,13 +131,13 @@ def audit_for_submission(*, submission: Submission) -> QuerySet[AuditEntry]:
 
 
 # a side whose timed calls spread wider than this (p90 - p10, relative to the median) marks the
-# run noisy: on session 4's H200 a quiet run's widest band was ~15 %, a disturbed one's 35-50 %
+# run noisy: on the H200 a quiet run's widest band is about 15 %, a disturbed one's 35-50 %
 NOISY_BAND = 0.25
 
 
 def _widest_band(row: dict) -> float | None:
     """The widest (p90 - p10) / median over candidate, eager and compile; None for reports that
-    carry no percentiles (before session 4)."""
+    carry no percentiles (older reports)."""
     bands = []
     for side in ("candidate", "eager", "compile"):
         lo, mid, hi = (row.get(f"{side}_p10_ms"), row.get(f"{side}_ms"), row.get(f"{side}_p90_ms"))

@@ -43,7 +43,7 @@ def cuda_available() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    # GPU tests skip without a GPU, in CI too: CI machines have none (issue 2).
+    # GPU tests skip without a GPU, in CI too: CI machines have none.
     if cuda_available():
         return
     skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")

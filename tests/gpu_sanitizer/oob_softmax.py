@@ -1,8 +1,8 @@
 # Planted bug: a correct Triton softmax whose last program also writes one float just past the end
 # of the output, when the output's size is not a multiple of 512 bytes. PyTorch's caching
 # allocator rounds every block up to 512 bytes, so in a normal run the stray float lands in the
-# output's own padding: nothing else changes and every check passes (the GPU run of session 1
-# showed that a whole stray row instead reaches the next allocation and is caught as a modified
+# output's own padding: nothing else changes and every check passes (on the H200 a whole
+# stray row instead reaches the next allocation and is caught as a modified
 # input). Only compute-sanitizer's memcheck, which runs with the caching allocator off and knows
 # each allocation's exact size, can see it.
 import torch

@@ -1,5 +1,5 @@
 """Real hostile submissions through the real sandbox and `python -m evaluator run`, on both
-backends (issue 4). The hostile code runs at import time (the memory hog inside custom_kernel)
+backends. The hostile code runs at import time (the memory hog inside custom_kernel)
 and prints `OBS key value` lines; they reach us through the judge's report logs.
 """
 from __future__ import annotations
