@@ -23,6 +23,7 @@ import math
 import os
 import secrets
 import sys
+import time
 import traceback
 
 import torch
@@ -146,8 +147,6 @@ class Checker:
 
 
 def _now(device, start):
-    import time
-
     if device == "cuda":
         start.record()
         return None
@@ -155,8 +154,6 @@ def _now(device, start):
 
 
 def _elapsed(device, t, start, end) -> float:
-    import time
-
     if device == "cuda":
         end.record()
         end.synchronize()

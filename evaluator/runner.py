@@ -35,6 +35,8 @@ import time
 import traceback
 
 from . import channel, isolation
+from .live import one_line, out_of_memory, overlap, plain_tensor, raw, span, type_name
+from .runner_batch import BatchCalls
 
 MAX_TRACE = 4000
 FILE_LIMIT = 1 << 30  # the runner writes no file larger than 1 GiB (logs, caches)
@@ -70,7 +72,7 @@ def main(argv=None) -> int:
     return 0
 
 
-class Harness:
+class Harness(BatchCalls):
     def __init__(self, args, notes):
         self.args = args
         self.device = args.device
@@ -172,7 +174,7 @@ class Harness:
             sys.modules["submission"] = module
             spec.loader.exec_module(module)
         except BaseException as e:  # noqa: BLE001 - SystemExit from the submission is a failure too
-            self.fail(self._error_code(e), f"importing the submission failed: {_one_line(e)}",
+            self.fail(self._error_code(e), f"importing the submission failed: {one_line(e)}",
                       traceback.format_exc())
         fn = getattr(module, "custom_kernel", None)
         if not callable(fn):
@@ -183,7 +185,7 @@ class Harness:
             self.fns = {"eager": fn, "compile": getattr(module, "compiled_kernel", None)}
 
     def _error_code(self, e: BaseException) -> str:
-        if _out_of_memory(e):
+        if out_of_memory(e):
             return "out_of_memory"
         return "import_error" if self.fn_missing() else "crash"
 
@@ -230,10 +232,10 @@ class Harness:
             self.call_fn = self.fns.get(msg.get("fn"), self.fn) if self.fns else self.fn
             stored = False
             if msg.get("back"):  # the inputs as built, before the call: the judge compares them
-                stored = self._write([_raw(x) for x in inputs], int(msg.get("size", 0)))
+                stored = self._write([raw(x) for x in inputs], int(msg.get("size", 0)))
             sync(self.device)
         except BaseException as e:  # noqa: BLE001
-            self.fail(self._error_code(e), f"preparing inputs failed: {_one_line(e)}",
+            self.fail(self._error_code(e), f"preparing inputs failed: {one_line(e)}",
                       traceback.format_exc())
         self.send(t="prepared", stored=stored)
 
@@ -250,14 +252,14 @@ class Harness:
                 out, ms, _ = self._timed(snapshot=False, detail=detail)
             # the output's bytes are bound before `done`: a keyed checksum the judge recomputes on
             # what is stored, so work done after `done` (outside the judge's clock) is caught
-            fp = fingerprint(_raw(out), int(msg.get("key", 0))) if _plain_tensor(out) else None
+            fp = fingerprint(raw(out), int(msg.get("key", 0))) if plain_tensor(out) else None
         except BaseException as e:  # noqa: BLE001
-            self.fail(self._error_code(e), f"custom_kernel raised {_one_line(e)}", traceback.format_exc())
+            self.fail(self._error_code(e), f"custom_kernel raised {one_line(e)}", traceback.format_exc())
         self.send(t="done", ms=ms, fp=fp, **detail)
         try:
             self.check_and_store(out, snap, int(msg.get("size", 0)))
         except BaseException as e:  # noqa: BLE001
-            self.fail(self._error_code(e), f"reading the output failed: {_one_line(e)}",
+            self.fail(self._error_code(e), f"reading the output failed: {one_line(e)}",
                       traceback.format_exc())
 
     def _timed(self, snapshot: bool, detail: dict | None = None):
@@ -301,99 +303,14 @@ class Harness:
                 torch.cuda.synchronize()
         return out, (time.perf_counter() - t0) * 1e3
 
-    # ---- timed batches -------------------------------------------------------------------
-    def map_inputs(self, msg):
-        """Views of every call's inputs in the memory the checker writes: its device buffer
-        through CUDA IPC, or on the CPU its file, mapped read-only."""
-        try:
-            nbytes = int(msg["nbytes"])
-            if self.device == "cuda":
-                from .ipc import Exporter, Mapper
-
-                self.mapper = getattr(self, "mapper", None) or Mapper()
-                self.exporter = getattr(self, "exporter", None) or Exporter()
-                raw = self.mapper.bytes_view(msg["desc"], nbytes)
-            else:
-                import warnings
-
-                import numpy as np
-
-                mm = np.memmap(msg["path"], dtype=np.uint8, mode="r", shape=(nbytes,))
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # read-only on purpose: writes fault
-                    raw = torch.from_numpy(mm)
-            step = int(msg["slot_bytes"])
-            self.slots = [tuple(raw[k * step + o: k * step + o + n].view(getattr(torch, d)).view(s)
-                                for d, s, o, n in msg["layout"]) for k in range(int(msg["slots"]))]
-            self.batch_outputs = []
-        except BaseException as e:  # noqa: BLE001
-            self.fail("crash", f"mapping the inputs failed: {_one_line(e)}", traceback.format_exc())
-        self.send(t="mapped")
-
-    def batch(self, msg):
-        """The calls of one timed batch, back to back with no round trip between them, then where
-        the outputs lie. On the GPU the outputs are described while the device still runs the
-        calls, so that only the synchronize and the answer follow the last kernel: what is left
-        of the harness's own work inside the judge's window is what no submission can skip.
-        `device_ms` (CUDA events, or the CPU's clock, around the calls) is read by the judge from
-        the trusted baseline runner only."""
-        count = int(msg["count"])
-        fn = self.fns.get(msg.get("fn"), self.fn) if self.fns else self.fn
-        self.batch_outputs = []
-        try:
-            if self.device == "cuda":
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                outs = [fn(*self.slots[k]) for k in range(count)]
-                end.record()
-                outs, problems, meta, descs = self._describe(outs)
-                torch.cuda.synchronize()
-                device_ms, stored = start.elapsed_time(end), False
-            else:
-                t = time.perf_counter()
-                outs = [fn(*self.slots[k]) for k in range(count)]
-                device_ms = (time.perf_counter() - t) * 1e3
-                outs, problems, meta, descs = self._describe(outs)
-                stored = not problems and self._write([_raw(o) for o in outs], int(msg.get("size", 0)))
-            self.batch_outputs = outs
-        except BaseException as e:  # noqa: BLE001
-            self.fail(self._error_code(e), f"custom_kernel raised {_one_line(e)}", traceback.format_exc())
-        self.send(t="batch_done", outputs=descs, meta=meta, problems=problems[:16], device_ms=device_ms,
-                  stored=stored)
-
-    def _describe(self, outs):
-        """(outputs, problems, meta, descriptors): what the runner can tell of the live outputs,
-        and on the GPU where each lies (the checker reads them itself)."""
-        problems, meta = [], []
-        for out in outs:
-            problems += self._batch_problems(out)
-            meta.append({"dtype": str(out.dtype), "shape": list(out.shape), "device": out.device.type}
-                        if _plain_tensor(out) else None)
-        if problems:
-            return outs, problems, meta, None
-        # the checker reads whole words from the start of each output
-        outs = [o if o.is_contiguous() and o.data_ptr() % 16 == 0
-                else o.clone(memory_format=torch.contiguous_format) for o in outs]
-        descs = [self.exporter.export(o) for o in outs] if self.device == "cuda" else None
-        return outs, problems, meta, descs
-
-    def _batch_problems(self, out) -> list:
-        if type(out) is not torch.Tensor:
-            return [["wrong_type", f"custom_kernel returned {_type_name(out)}, not a torch.Tensor"]]
-        if not _plain_tensor(out):
-            return [["wrong_type", f"custom_kernel returned a tensor with layout {out.layout}"]]
-        if out.device.type != self.device:
-            return [["wrong_device", f"the output is on {out.device}, not on {self.device}"]]
-        return []
-
     # ---- checks that need the live tensors -------------------------------------------------
     def check_and_store(self, out, snap, size):
         problems = []
         meta = {"dtype": None, "shape": None, "device": None}
         # the exact type first: nothing else may be touched on an object of another class
         if type(out) is not torch.Tensor:
-            problems.append(["wrong_type", f"custom_kernel returned {_type_name(out)}, not a torch.Tensor"])
-        elif not _plain_tensor(out):
+            problems.append(["wrong_type", f"custom_kernel returned {type_name(out)}, not a torch.Tensor"])
+        elif not plain_tensor(out):
             problems.append(["wrong_type", f"custom_kernel returned a tensor with layout {out.layout} "
                                            "(a plain strided tensor is required)"])
         else:
@@ -405,7 +322,7 @@ class Harness:
             return
         torch.cuda.synchronize() if self.device == "cuda" else None
         problems += self._aliasing(out)
-        if any(not torch.equal(_raw(x), _raw(p)) for x, p in zip(self.inputs, self.pristine)):
+        if any(not torch.equal(raw(x), raw(p)) for x, p in zip(self.inputs, self.pristine)):
             problems.append(["input_modified", "custom_kernel modified its input tensors"])
         if snap is not None:
             settle = self.call.get("settle", 0.01)
@@ -413,7 +330,7 @@ class Harness:
                 time.sleep(settle)
             if self.device == "cuda":
                 torch.cuda.synchronize()
-            if not torch.equal(_raw(out), _raw(snap)):
+            if not torch.equal(raw(out), raw(snap)):
                 problems.append(["deferred_write", "the output changed after custom_kernel returned "
                                                    "(work still running after the call)"])
         stored = self._store(out, size)
@@ -425,20 +342,20 @@ class Harness:
 
     def _aliasing(self, out):
         problems = []
-        span = _span(out)
-        if span is None:
+        mine = span(out)
+        if mine is None:
             return problems
-        if any(_overlap(span, _span(x)) for x in self.inputs if isinstance(x, torch.Tensor)):
+        if any(overlap(mine, span(x)) for x in self.inputs if isinstance(x, torch.Tensor)):
             problems.append(["aliases_input", "the output shares memory with an input"])
         earlier = self.kept + ([self.prev] if self.prev is not None else [])
-        if any(_overlap(span, _span(x)) for x in earlier):
+        if any(overlap(mine, span(x)) for x in earlier):
             problems.append(["aliases_output", "the output shares memory with an earlier output"])
         return problems
 
     def _store(self, out, size):
         """Write the output's bytes (and for `back` calls the inputs' bytes after them) into the
         shared file; the judge reads them through its own descriptor."""
-        parts = [_raw(out)] + ([_raw(x) for x in self.inputs] if self.call.get("back") else [])
+        parts = [raw(out)] + ([raw(x) for x in self.inputs] if self.call.get("back") else [])
         return self._write(parts, size)
 
     def _write(self, parts, size) -> bool:
@@ -460,49 +377,6 @@ def _thread_count() -> int:
         return len(os.listdir("/proc/self/task"))
     except OSError:
         return 0
-
-
-def _plain_tensor(out) -> bool:
-    return (type(out) is torch.Tensor and out.layout == torch.strided and not out.is_meta
-            and not out.is_nested and not out.is_quantized)
-
-
-def _out_of_memory(e: BaseException) -> bool:
-    if isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError":
-        return True
-    text = str(e)
-    return isinstance(e, RuntimeError) and ("out of memory" in text or "can't allocate memory" in text)
-
-
-def _noop():
-    return None
-
-
-def _raw(t):
-    return t.detach().contiguous().reshape(-1).view(torch.uint8)
-
-
-def _span(t):
-    if not isinstance(t, torch.Tensor) or t.numel() == 0:
-        return None
-    s = t.untyped_storage()
-    if s.nbytes() == 0:
-        return None
-    return (s.data_ptr(), s.data_ptr() + s.nbytes())
-
-
-def _overlap(a, b) -> bool:
-    return a is not None and b is not None and a[0] < b[1] and b[0] < a[1]
-
-
-def _type_name(obj) -> str:
-    cls = type(obj)
-    return f"{cls.__module__}.{cls.__qualname__}"[:200]
-
-
-def _one_line(e: BaseException) -> str:
-    text = f"{type(e).__name__}: {e}"
-    return text.splitlines()[0][:500] if text else type(e).__name__
 
 
 if __name__ == "__main__":
