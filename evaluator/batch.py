@@ -56,15 +56,19 @@ class Timed:
     device_ms: float  # the runner's own clock around its calls (trusted from the baseline only)
     gen_ms: float  # the checker's own clock while it wrote the inputs
     done_ms: float = 0.0  # the judge's clock from `batch` to the runner's answer (part of window_ms)
+    # for the operator's diagnostics (EVALUATOR_SAMPLES_DIR), never for a score: ms from the
+    # window's start on the machine's monotonic clock, the judge's own marks and those the runner
+    # and the checker report
+    marks: dict = dataclasses.field(default_factory=dict)
 
 
-def calls_per_batch(device: str, *, eager_ms: float, cand_ms: float, slot_bytes: int, out_bytes: int,
+def calls_per_batch(device: str, *, eager_ms: float, cand_ms: float | None, slot_bytes: int, out_bytes: int,
                     quick: bool = False) -> tuple[int, int]:
     """(calls per baseline batch, calls per candidate batch).
 
     The baselines get enough calls for TARGET_MS at the eager baseline's time per call (measured
     by the trusted baseline runner), within the memory cap, and on the GPU enough inputs to exceed
-    the L2 several times over (no flush is needed inside a batch). On the GPU the candidate gets
+    the L2 several times over (no flush is needed inside a batch). On the GPU (`cand_ms` None) the candidate gets
     the same number: a candidate that could shrink its own batches by being slow when sized would
     multiply any error in the overhead taken off each batch. On the CPU a kernel under the Triton
     interpreter runs hundreds of times slower than eager, so its batches are cut to CPU_BATCH_MS
@@ -80,7 +84,7 @@ def calls_per_batch(device: str, *, eager_ms: float, cand_ms: float, slot_bytes:
         memory = MEM_CAP_BYTES["cpu"]
     k = min(max(k, SIZING_CALLS[kind]), MAX_CALLS[kind])
     k = max(1, min(k, int(memory // max(slot_bytes + out_bytes, 1))))
-    if device == "cuda":
+    if device == "cuda" or cand_ms is None:
         return k, k
     return k, max(SIZING_CALLS[kind], min(k, int(CPU_BATCH_MS[kind] // max(cand_ms, 1e-3))))
 
@@ -113,9 +117,10 @@ class LocalChecker:
     def fill(self, seeds) -> float:
         return self.checker.fill(list(seeds))
 
-    def sample(self, done: dict) -> None:
+    def sample(self, done: dict) -> dict:
         """Nothing to sample: on the CPU the runner is stopped before the clock stops, and a
         stopped process writes nothing."""
+        return {}
 
     def verify(self, done: dict, where: str) -> tuple[list, float]:
         if done.get("stored") is not True:
@@ -178,8 +183,8 @@ class CheckerProcess:
     def fill(self, seeds) -> float:
         return float(self.call("fill", seeds=list(seeds))["gen_ms"])
 
-    def sample(self, done: dict) -> list:
-        return self.call("sample", outputs=done.get("outputs")).get("problems", [])
+    def sample(self, done: dict) -> dict:
+        return self.call("sample", outputs=done.get("outputs"))
 
     def verify(self, done: dict, where: str) -> tuple[list, float]:
         reply = self.call("verify", timeout_s=600, where=where)
@@ -243,27 +248,33 @@ class Side:
         their first batch of a shape, whose outputs are the reference's own."""
         gen_ms = self.checker.fill(seeds)
         size = self.work.ensure_buffer(out_bytes * len(seeds)) if device != "cuda" else 0
-        t0 = time.perf_counter()
+        t0, m0 = time.perf_counter(), time.monotonic()
         self.send({"op": "batch", "count": len(seeds), "fn": self.fn, "size": size})
         _signal_group(self.runner, signal.SIGCONT)
+        marks = {"cont": time.monotonic()}
         done = self.expect("batch_done", deadline)
         answered = time.perf_counter()
+        marks["answered"] = time.monotonic()
         _signal_group(self.runner, signal.SIGSTOP)
+        marks["stopped"] = time.monotonic()
         if device == "cuda":
             sampled = self.checker.sample(done)
         else:
             # a stopped process writes nothing: once its threads are stopped the outputs are final
             self.runner.wait_stopped(self._pids())
-            sampled = []
+            sampled = {}
         window = (time.perf_counter() - t0) * 1e3
+        marks["end"] = time.monotonic()
         self.runner.stop()
         _claims(done, len(seeds), where)
-        if sampled:
-            raise Failure(*[tuple(p) for p in sampled])
+        if sampled.get("problems"):
+            raise Failure(*[tuple(p) for p in sampled["problems"]])
         problems, _ = self.checker.verify(done, where) if check else ([], 0.0)
         if problems:
             raise Failure(*[(str(c), str(m)[:1000]) for c, m in problems])
-        return Timed(self.name, window, checks.number(done, "device_ms"), gen_ms, (answered - t0) * 1e3)
+        marks.update(_stamps("runner", done), **_stamps("checker", sampled))
+        marks = {k: round((v - m0) * 1e3, 4) for k, v in marks.items()}
+        return Timed(self.name, window, checks.number(done, "device_ms"), gen_ms, (answered - t0) * 1e3, marks)
 
 
 def _signal_group(runner, sig: int) -> None:
@@ -275,6 +286,15 @@ def _signal_group(runner, sig: int) -> None:
         os.killpg(runner.pid, sig)
     except OSError:
         pass
+
+
+def _stamps(who: str, reply: dict) -> dict:
+    """A process's own monotonic stamps (diagnostics only; numbers or nothing)."""
+    got = reply.get("stamps") if isinstance(reply, dict) else None
+    if not isinstance(got, list):
+        return {}
+    return {f"{who}{i}": float(v) for i, v in enumerate(got[:8])
+            if isinstance(v, (int, float)) and math.isfinite(v)}
 
 
 def _claims(done: dict, count: int, where: str) -> None:

@@ -251,11 +251,14 @@ class Server:
         descs = msg.get("outputs")
         if not isinstance(descs, list) or len(descs) != len(self.checker.seeds):
             raise self.ipc.IpcError("one memory descriptor per call is required")
+        stamps = [time.monotonic()]  # the operator's diagnostics (EVALUATOR_SAMPLES_DIR)
         n = self.checker.out_bytes
         before = self.mapper.opened
         self.addresses = [self.mapper.address(d, n) for d in descs]
+        stamps.append(time.monotonic())
         self.checker.sample(self.addresses)
-        return {"opened": self.mapper.opened - before}
+        stamps.append(time.monotonic())
+        return {"opened": self.mapper.opened - before, "stamps": stamps}
 
     def op_verify(self, msg):
         outputs = [self.ipc.view(a, self.checker.out_bytes) for a in self.addresses]

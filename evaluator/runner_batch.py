@@ -49,6 +49,7 @@ class BatchCalls:
         the trusted baseline runner only."""
         import torch
 
+        stamps = [time.monotonic()]  # for the operator's diagnostics only: never part of a score
         count = int(msg["count"])
         fn = self.fns.get(msg.get("fn"), self.fn) if self.fns else self.fn
         self.batch_outputs = []
@@ -58,20 +59,25 @@ class BatchCalls:
                 start.record()
                 outs = [fn(*self.slots[k]) for k in range(count)]
                 end.record()
+                stamps.append(time.monotonic())
                 outs, problems, meta, descs = self._describe(outs)
+                stamps.append(time.monotonic())
                 torch.cuda.synchronize()
+                stamps.append(time.monotonic())
                 device_ms, stored = start.elapsed_time(end), False
             else:
                 t = time.perf_counter()
                 outs = [fn(*self.slots[k]) for k in range(count)]
                 device_ms = (time.perf_counter() - t) * 1e3
+                stamps.append(time.monotonic())
                 outs, problems, meta, descs = self._describe(outs)
                 stored = not problems and self._write([raw(o) for o in outs], int(msg.get("size", 0)))
+                stamps.append(time.monotonic())
             self.batch_outputs = outs
         except BaseException as e:  # noqa: BLE001
             self.fail(self._error_code(e), f"custom_kernel raised {one_line(e)}", traceback.format_exc())
         self.send(t="batch_done", outputs=descs, meta=meta, problems=problems[:16], device_ms=device_ms,
-                  stored=stored)
+                  stored=stored, stamps=stamps)
 
     def _describe(self, outs):
         """(outputs, problems, meta, descriptors): what the runner can tell of the live outputs,

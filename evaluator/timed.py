@@ -65,8 +65,15 @@ class Phase:
         self._map(plan, {"cand": sizing, "eager": sizing})
         run("eager", sizing, first=True)
         run("cand", sizing, first=True)
-        eager_ms = run("eager", sizing).device_ms / sizing
-        cand_ms = run("cand", sizing).window_ms / sizing
+        eager = run("eager", sizing)
+        eager_ms = eager.device_ms / sizing
+        cand_ms = None
+        if ev.device != "cuda":
+            # the candidate's batches are cut only when it is slow in both of two sizing batches,
+            # net of the overhead the eager batch just showed: one stall of this shared machine
+            # must not leave it a few calls a batch, whose times would be mostly overhead
+            spare = max(eager.window_ms - eager.device_ms, 0.0)
+            cand_ms = max(min(run("cand", sizing).window_ms for _ in range(2)) - spare, 0.0) / sizing
         k_base, k_cand = batch.calls_per_batch(ev.device, eager_ms=eager_ms, cand_ms=cand_ms,
                                                slot_bytes=plan["slot_bytes"], out_bytes=plan["out_bytes"],
                                                quick=ev.quick)
