@@ -4,6 +4,8 @@ processes (the baselines in the judge's trusted baseline runner), so both column
 path with itself. The CPU is a shared, noisy machine and its batches are short next to the output
 copy they carry, so the bounds here are wide; on the GPU the target is 1.00 +- 0.01
 (bench/judge_clock.py OUT calibrate, docs/bench/judge-clock.md)."""
+import json
+
 import pytest
 
 from evaluator.calibrate import calibrate, sources, table
@@ -22,8 +24,9 @@ def test_calibration_sources_define_custom_kernel():
 
 
 @pytest.mark.slow
-def test_softmax_reads_one_on_the_cpu(monkeypatch):
+def test_softmax_reads_one_on_the_cpu(monkeypatch, tmp_path):
     monkeypatch.setenv("EVALUATOR_QUICK", "0")  # quick mode's two calls per shape are too few
+    monkeypatch.setenv("EVALUATOR_SAMPLES_DIR", str(tmp_path))  # what every batch took, for a failure
     saved, said = [], []
     [row] = calibrate(["softmax"], device="cpu", on_row=lambda rows: saved.append(list(rows)),
                       progress=said.append)
@@ -31,12 +34,27 @@ def test_softmax_reads_one_on_the_cpu(monkeypatch):
     assert any(line.startswith("softmax ") for line in said)  # and its row was printed then
     assert row["errors"] == []
     low, high = CPU_BOUNDS
-    if not (low <= row["reference_vs_eager"] <= high and low <= row["compile_vs_compile"] <= high):
-        # a second reading decides: this shared 2-core box has bad minutes. A ruler that
-        # compares two code paths reads off in both readings.
+    for _ in range(2):
+        if low <= row["reference_vs_eager"] <= high and low <= row["compile_vs_compile"] <= high:
+            break
+        # another reading decides: this shared 2-core box has bad minutes (another process
+        # taking a core for a while). A ruler that compares two code paths reads off in every one.
         [row] = calibrate(["softmax"], device="cpu")
         assert row["errors"] == []
-    assert low <= row["reference_vs_eager"] <= high, row
-    assert low <= row["compile_vs_compile"] <= high, row
+    assert low <= row["reference_vs_eager"] <= high, (row, _batches(tmp_path))
+    assert low <= row["compile_vs_compile"] <= high, (row, _batches(tmp_path))
     text = table([row], "cpu")
     assert "softmax" in text and "error" not in text
+
+
+def _batches(where) -> list[str]:
+    """Per evaluation and side: calls per batch and the median window, runner time and marks."""
+    lines = []
+    for path in sorted(where.glob("*.json")):
+        for shape in json.loads(path.read_text())["shapes"]:
+            for side in ("cand", "eager", "compile"):
+                got = shape[side]
+                mid = sorted(got, key=lambda t: t["window_ms"])[len(got) // 2] if got else {}
+                lines.append(f"{path.name} {side} K={shape['calls'][side]} n={len(got)} "
+                             f"overhead={shape['overhead_ms']:.2f} median batch={mid}")
+    return lines
