@@ -13,7 +13,7 @@ import secrets
 import stat
 import time
 
-from . import baseline, batch, channel, checks, compile_seed, isolation, report, scan, timed, upload
+from . import baseline, batch, channel, checks, compile_seed, isolation, report, runner_process, scan, timed, upload, workdir
 from .checks import Failure
 
 # per call: the first call on a shape may JIT-compile or autotune; later ones may not take long
@@ -157,7 +157,7 @@ class Evaluation:
         if self.mode == "ranked":
             self.ceilings = self._ceilings()
             self.report["ceilings"] = dict(self.ceilings)
-        self.work = isolation.Workdir(self.source)
+        self.work = workdir.Workdir(self.source)
 
     def _ceilings(self) -> dict:
         import json
@@ -178,7 +178,7 @@ class Evaluation:
         return measured
 
     def _start(self):
-        self.runner = isolation.Runner(self.work, task=self.task_name, device=self.device)
+        self.runner = runner_process.Runner(self.work, task=self.task_name, device=self.device)
         if self.mode == "ranked" and self.device == "cuda":
             self._start_checkers()
         if self.mode == "ranked":
@@ -196,7 +196,7 @@ class Evaluation:
         except Failure as f:
             # nothing of the submission has run yet: this is the evaluator's failure, not a verdict
             raise RuntimeError(f"the runner failed to start ({f}); its stderr:\n"
-                               + isolation.logs(self.work)[-4000:]) from None
+                               + workdir.logs(self.work)[-4000:]) from None
         notes = hello.get("notes") if isinstance(hello.get("notes"), list) else []
         self.threads_base = self.runner.thread_count()
         # sent before the submission exists, so trusted: threads one profiler session starts
@@ -557,7 +557,7 @@ class Evaluation:
         if self.base_work is not None:
             self.base_work.remove()
         if self.work is not None:
-            self.report["logs"] = isolation.logs(self.work)
+            self.report["logs"] = workdir.logs(self.work)
             self.work.remove()
         if getattr(self, "_tmp_cache", None):
             import shutil
