@@ -3,6 +3,7 @@ tree (found through /proc), signals to all of it, and its uid and capabilities a
 reports them."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -151,10 +152,8 @@ class Runner:
     def close(self) -> None:
         self.kill()
         for fd in (self.to_runner, self.from_runner):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         self.stdout.close()
         self.stderr.close()
 
