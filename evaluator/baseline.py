@@ -12,13 +12,10 @@ makes itself non-dumpable, like the judge, so a runner of the same uid cannot re
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-from . import channel, isolation
+from . import channel, runner_process, workdir
 
 # one process serves both baselines: prepare's `fn` picks eager or compile
 SOURCE = """\
@@ -39,7 +36,7 @@ class BaselineError(RuntimeError):
     """The trusted baseline failed: the evaluator's failure, never a verdict on the submission."""
 
 
-class Workdir(isolation.Workdir):
+class Workdir(workdir.Workdir):
     """Like the runner's work directory, all of it owned by the judge's uid (mode 0700)."""
 
     def __init__(self, task: str, root: str | None = None):  # noqa: D107 - no super(): other owner
@@ -59,32 +56,15 @@ class Workdir(isolation.Workdir):
         self.stderr_path = self.path / "stderr.log"
 
 
-class Runner(isolation.Runner):
+class Runner(runner_process.Runner):
     """The baseline process; stop / cont / kill / close / tree as for the candidate's runner."""
 
     def __init__(self, work: Workdir, *, task: str, device: str, cache: str):  # noqa: D107
-        to_runner_r, self.to_runner = os.pipe()
-        self.from_runner, from_runner_w = os.pipe()
-        self.work = work
-        args = [sys.executable, "-P", "-s", "-m", "evaluator.runner", "--task", task, "--device", device,
-                "--in-fd", str(to_runner_r), "--out-fd", str(from_runner_w),
-                "--source", str(work.submission), "--buffer", str(work.buffer_path), "--baseline"]
-        env = isolation.runner_env(work, device)
+        env = runner_process.runner_env(work, device)
         # the judge's own persistent cache: repeat evaluations do not recompile torch.compile
         env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")
         env["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
-        self.stdout = open(work.stdout_path, "wb")
-        self.stderr = open(work.stderr_path, "wb")
-        self.started = time.monotonic()
-        self.proc = subprocess.Popen(
-            args, cwd=work.scratch.parent, env=env, stdin=subprocess.DEVNULL, stdout=self.stdout,
-            stderr=self.stderr, pass_fds=(to_runner_r, from_runner_w), start_new_session=True,
-            close_fds=True)
-        os.close(to_runner_r)
-        os.close(from_runner_w)
-        self.pid = self.proc.pid
-        self.killed_by_judge = False
-        self.stopped = False
+        self.spawn(work, task=task, device=device, env=env, extra=["--baseline"])
 
     def send(self, msg: dict) -> None:
         try:
@@ -104,4 +84,4 @@ class Runner(isolation.Runner):
     def error(self, what: str) -> BaselineError:
         self.kill()
         return BaselineError(f"the baseline runner failed: {what}; its stderr:\n"
-                             + isolation.logs(self.work)[-4000:])
+                             + workdir.logs(self.work)[-4000:])

@@ -29,7 +29,7 @@ def custom_kernel(*inputs):
 
 
 def sources(name: str, device: str) -> tuple[str, str]:
-    from .judge import bench_shapes
+    from .shapes import bench_shapes
     from .tasks import get_task
 
     task = get_task(name)

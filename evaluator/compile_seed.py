@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 
-from . import isolation
+from . import workdir
 
 SUFFIX = ".best_config"
 MAX_BYTES = 16 << 20  # more picks than this are not copied (the note says so)
@@ -65,7 +65,7 @@ def write_tree(dest: str, files: list[tuple[str, bytes]]) -> None:
             f.write(data)
 
 
-def seed(work: isolation.Workdir, cache: str) -> str:
+def seed(work: workdir.Workdir, cache: str) -> str:
     """Copy the judge's autotuning picks into the runner's scratch, as the runner's user (the
     runner has started but not loaded the submission yet). Returns a short note."""
     files, note = read_tree(cache)

@@ -166,6 +166,27 @@ SHAPE_OPTIONAL = SHAPE_SPREAD + ("calls_per_batch", "batches", "overhead_ms", "a
 
 def validate(obj) -> dict:
     """A normalised copy of an untrusted report, or ReportError."""
+    out = _header(obj)
+    _outcome(obj, out)
+    _context(obj, out)
+    out["shapes"] = [_shape_row(row, f"shapes[{i}]")
+                     for i, row in enumerate(_list(obj.get("shapes", []), "shapes", MAX_SHAPES))]
+    out["tests"] = [_test_row(row, f"tests[{i}]")
+                    for i, row in enumerate(_list(obj.get("tests", []), "tests", MAX_TESTS))]
+    phases = _dict(obj.get("phases", {}), "phases", 8)
+    for key in phases:
+        if key not in out["phases"]:
+            _fail("phases", f"unknown phase {key!r}")
+        out["phases"][key] = _number(phases[key], f"phases.{key}", nullable=False, high=1e6)
+    kernels = _list(obj.get("kernels_launched", []), "kernels_launched", MAX_KERNELS)
+    out["kernels_launched"] = [_text(k, "kernels_launched[]", 256) for k in kernels]
+    out["logs"] = _text(obj.get("logs", ""), "logs", MAX_LOGS)
+    out["sanitizer"] = [_sanitizer_row(r) for r in _list(obj.get("sanitizer", []), "sanitizer", 4)]
+    return out
+
+
+def _header(obj) -> dict:
+    """The keys every report has (schema, task, mode, device): an empty report to fill."""
     _dict(obj, "report", 64)
     known = set(empty(task="", mode="test", device="cpu"))
     extra = set(obj) - known
@@ -183,7 +204,12 @@ def validate(obj) -> dict:
         _fail("mode", f"must be one of {MODES}")
     if obj["device"] not in DEVICES:
         _fail("device", f"must be one of {DEVICES}")
+    return out
 
+
+def _outcome(obj, out: dict) -> None:
+    """Reasons, codes and the verdict, which must follow from the codes; the overall speedups,
+    which only a ranked report that is not rejected has."""
     reasons = [_text(r, "reasons[]") for r in _list(obj["reasons"], "reasons", MAX_REASONS)]
     codes = _list(obj["reason_codes"], "reason_codes", MAX_REASONS)
     for code in codes:
@@ -194,7 +220,15 @@ def validate(obj) -> dict:
     if obj["verdict"] != verdict_for(codes):
         _fail("verdict", f"{obj['verdict']!r} does not follow from the reason codes")
     out.update(verdict=obj["verdict"], reasons=reasons, reason_codes=list(codes))
+    for key in ("speedup_vs_compile", "speedup_vs_eager"):
+        out[key] = _number(obj.get(key), key)
+        if out[key] is not None and (out["verdict"] == "rejected" or out["mode"] == "test"):
+            _fail(key, "must be null when rejected or in test mode")
 
+
+def _context(obj, out: dict) -> None:
+    """Where and how the evaluation ran: device name, timing and cache notes, versions, isolation,
+    the device's ceilings."""
     out["gpu_name"] = _text(obj.get("gpu_name"), "gpu_name", 256, nullable=True)
     out["timing_gate"] = _text(obj.get("timing_gate", ""), "timing_gate", 256)
     out["compile_cache"] = _text(obj.get("compile_cache", ""), "compile_cache", 256)
@@ -202,66 +236,48 @@ def validate(obj) -> dict:
     out["isolation"] = _flat(obj.get("isolation", {}), "isolation")
     ceilings = obj.get("ceilings")
     out["ceilings"] = None if ceilings is None else _flat(ceilings, "ceilings")
-    for key in ("speedup_vs_compile", "speedup_vs_eager"):
-        out[key] = _number(obj.get(key), key)
-        if out[key] is not None and (out["verdict"] == "rejected" or out["mode"] == "test"):
-            _fail(key, "must be null when rejected or in test mode")
 
-    shapes = []
-    for i, row in enumerate(_list(obj.get("shapes", []), "shapes", MAX_SHAPES)):
-        where = f"shapes[{i}]"
-        _dict(row, where, 24)
-        if set(row) - {"shape", *SHAPE_NUMBERS, *SHAPE_OPTIONAL}:
-            _fail(where, "unknown keys")
-        clean = {"shape": _shape(row.get("shape", {}), f"{where}.shape")}
-        for key in SHAPE_NUMBERS:
-            clean[key] = _number(row.get(key), f"{where}.{key}")
-        for key in SHAPE_OPTIONAL:
-            if key in row:
-                clean[key] = _number(row[key], f"{where}.{key}")
-        shapes.append(clean)
-    out["shapes"] = shapes
 
-    tests = []
-    for i, row in enumerate(_list(obj.get("tests", []), "tests", MAX_TESTS)):
-        where = f"tests[{i}]"
-        _dict(row, where, 8)
-        if set(row) - {"shape", "passed", "max_abs_err", "message"}:
-            _fail(where, "unknown keys")
-        if not isinstance(row.get("passed"), bool):
-            _fail(f"{where}.passed", "must be a boolean")
-        err = row.get("max_abs_err")
-        if err is not None and not (isinstance(err, (int, float)) and not isinstance(err, bool)):
-            _fail(f"{where}.max_abs_err", "must be a number or null")
-        tests.append({
-            "shape": _shape(row.get("shape", {}), f"{where}.shape"),
-            "passed": row["passed"],
-            # inf / nan errors are written as null
-            "max_abs_err": float(err) if err is not None and math.isfinite(float(err)) else None,
-            "message": _text(row.get("message", ""), f"{where}.message"),
-        })
-    out["tests"] = tests
+def _shape_row(row, where: str) -> dict:
+    _dict(row, where, 24)
+    if set(row) - {"shape", *SHAPE_NUMBERS, *SHAPE_OPTIONAL}:
+        _fail(where, "unknown keys")
+    clean = {"shape": _shape(row.get("shape", {}), f"{where}.shape")}
+    for key in SHAPE_NUMBERS:
+        clean[key] = _number(row.get(key), f"{where}.{key}")
+    for key in SHAPE_OPTIONAL:
+        if key in row:
+            clean[key] = _number(row[key], f"{where}.{key}")
+    return clean
 
-    phases = _dict(obj.get("phases", {}), "phases", 8)
-    for key in phases:
-        if key not in out["phases"]:
-            _fail("phases", f"unknown phase {key!r}")
-        out["phases"][key] = _number(phases[key], f"phases.{key}", nullable=False, high=1e6)
 
-    kernels = _list(obj.get("kernels_launched", []), "kernels_launched", MAX_KERNELS)
-    out["kernels_launched"] = [_text(k, "kernels_launched[]", 256) for k in kernels]
-    out["logs"] = _text(obj.get("logs", ""), "logs", MAX_LOGS)
-    out["sanitizer"] = []
-    for r in _list(obj.get("sanitizer", []), "sanitizer", 4):
-        r = _dict(r, "sanitizer[]", 8)
-        ok = r.get("ok")
-        if ok not in (True, False, None):
-            _fail("sanitizer[].ok", "must be true, false or null")
-        findings = _list(r.get("findings", []), "sanitizer[].findings", 10)
-        out["sanitizer"].append({
-            "tool": _text(r.get("tool", ""), "sanitizer[].tool", 32), "ok": ok,
-            "findings": [_text(f, "sanitizer[].findings[]", 1000) for f in findings],
-            "seconds": _number(r.get("seconds", 0.0), "sanitizer[].seconds", nullable=False, high=1e5),
-            "note": _text(r.get("note", ""), "sanitizer[].note", 1000),
-        })
-    return out
+def _test_row(row, where: str) -> dict:
+    _dict(row, where, 8)
+    if set(row) - {"shape", "passed", "max_abs_err", "message"}:
+        _fail(where, "unknown keys")
+    if not isinstance(row.get("passed"), bool):
+        _fail(f"{where}.passed", "must be a boolean")
+    err = row.get("max_abs_err")
+    if err is not None and not (isinstance(err, (int, float)) and not isinstance(err, bool)):
+        _fail(f"{where}.max_abs_err", "must be a number or null")
+    return {
+        "shape": _shape(row.get("shape", {}), f"{where}.shape"),
+        "passed": row["passed"],
+        # inf / nan errors are written as null
+        "max_abs_err": float(err) if err is not None and math.isfinite(float(err)) else None,
+        "message": _text(row.get("message", ""), f"{where}.message"),
+    }
+
+
+def _sanitizer_row(r) -> dict:
+    r = _dict(r, "sanitizer[]", 8)
+    ok = r.get("ok")
+    if ok not in (True, False, None):
+        _fail("sanitizer[].ok", "must be true, false or null")
+    findings = _list(r.get("findings", []), "sanitizer[].findings", 10)
+    return {
+        "tool": _text(r.get("tool", ""), "sanitizer[].tool", 32), "ok": ok,
+        "findings": [_text(f, "sanitizer[].findings[]", 1000) for f in findings],
+        "seconds": _number(r.get("seconds", 0.0), "sanitizer[].seconds", nullable=False, high=1e5),
+        "note": _text(r.get("note", ""), "sanitizer[].note", 1000),
+    }

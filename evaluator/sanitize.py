@@ -105,7 +105,7 @@ def apply(report: dict, source: bytes) -> dict:
         return report
     if os.environ.get("EVALUATOR_SANITIZE", "1") == "0":
         return report
-    from .judge import shape_size
+    from .shapes import shape_size
     from .tasks import get_task
 
     task = get_task(report["task"])

@@ -89,6 +89,35 @@ class Task:
         return max(memory_s, compute_s) * 1e3
 
 
+# every task module defines these functions under the Task fields' own names
+FUNCTIONS = ("reference", "reference_fp32", "make_inputs", "flops", "bytes_moved")
+
+
+def functions_of(namespace: dict) -> dict:
+    """A task module's functions as Task fields: `Task(..., **functions_of(globals()))`."""
+    return {name: namespace[name] for name in FUNCTIONS}
+
+
+# The fp32 row-wise tasks (softmax, layernorm, gelu_bias_residual) share their output dtype, shapes
+# and tolerance: the same edge cases (one element, odd widths, rows wider than one block, very few
+# long rows) and the same 8192 x 8192 benchmark, where each is memory bound.
+FP32_ROW_TASK = dict(
+    output_dtype=torch.float32,
+    test_shapes=(
+        {"M": 1, "N": 1},
+        {"M": 7, "N": 131},
+        {"M": 33, "N": 1000},
+        {"M": 64, "N": 8192},
+        {"M": 257, "N": 4099},
+        {"M": 3, "N": 20000},
+    ),
+    bench_shapes_gpu=({"M": 8192, "N": 8192},),
+    bench_shapes_cpu=({"M": 256, "N": 1024},),
+    tolerance=Tolerance(atol=1e-5, rtol=4e-5),
+    bound="memory",
+)
+
+
 def derive_seed(master_seed: int, *parts: object) -> int:
     """A per-call seed from the secret master seed; one-way, so a runner that learns a call's
     seed learns nothing about other calls' seeds."""

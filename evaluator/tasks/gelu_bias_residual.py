@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import Task, Tolerance, generator, varied_rows
+from .base import FP32_ROW_TASK, functions_of, generator, Task, varied_rows
 
 
 def reference(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
@@ -52,23 +52,7 @@ TASK = Task(
         "    # torch.nn.functional.gelu(x + bias) + residual   (exact erf GELU)"
     ),
     input_names=("x", "bias", "residual"),
-    output_dtype=torch.float32,
-    reference=reference,
-    reference_fp32=reference_fp32,
-    make_inputs=make_inputs,
-    test_shapes=(
-        {"M": 1, "N": 1},
-        {"M": 7, "N": 131},
-        {"M": 33, "N": 1000},
-        {"M": 64, "N": 8192},
-        {"M": 257, "N": 4099},
-        {"M": 3, "N": 20000},
-    ),
-    bench_shapes_gpu=({"M": 8192, "N": 8192},),
-    bench_shapes_cpu=({"M": 256, "N": 1024},),
-    tolerance=Tolerance(atol=1e-5, rtol=4e-5),
-    flops=flops,
-    bytes_moved=bytes_moved,
+    **functions_of(globals()),
+    **FP32_ROW_TASK,
     max_speedup_vs_compile=1.5,
-    bound="memory",
 )

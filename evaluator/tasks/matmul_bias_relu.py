@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import Task, Tolerance, full_fp32, generator, signed_matrix, varied_rows
+from .base import full_fp32, functions_of, generator, signed_matrix, Task, Tolerance, varied_rows
 
 
 def reference(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
@@ -55,9 +55,7 @@ TASK = Task(
     ),
     input_names=("a", "b", "bias"),
     output_dtype=torch.bfloat16,
-    reference=reference,
-    reference_fp32=reference_fp32,
-    make_inputs=make_inputs,
+    **functions_of(globals()),
     test_shapes=(
         {"M": 1, "K": 1, "N": 1},
         {"M": 7, "K": 33, "N": 131},
@@ -69,8 +67,6 @@ TASK = Task(
     bench_shapes_gpu=({"M": 4096, "K": 4096, "N": 4096},),
     bench_shapes_cpu=({"M": 128, "K": 256, "N": 128},),
     tolerance=Tolerance(atol=4e-2, rtol=4e-2),
-    flops=flops,
-    bytes_moved=bytes_moved,
     max_speedup_vs_compile=1.5,
     bound="compute",
 )

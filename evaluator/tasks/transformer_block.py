@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .base import Task, Tolerance, full_fp32, generator, signed_matrix, varied_rows
+from .base import full_fp32, functions_of, generator, signed_matrix, Task, Tolerance, varied_rows
 
 HEAD_DIM = 128
 EPS = 1e-6
@@ -89,9 +89,7 @@ TASK = Task(
     ),
     input_names=("x", "w_norm1", "w_qkv", "w_o", "w_norm2", "w_gate", "w_up", "w_down"),
     output_dtype=torch.bfloat16,
-    reference=reference,
-    reference_fp32=reference_fp32,
-    make_inputs=make_inputs,
+    **functions_of(globals()),
     test_shapes=(
         {"B": 1, "T": 1, "D": 128, "F": 128},
         {"B": 2, "T": 5, "D": 128, "F": 200},
@@ -105,8 +103,6 @@ TASK = Task(
     ),
     bench_shapes_cpu=({"B": 1, "T": 64, "D": 256, "F": 512},),
     tolerance=Tolerance(atol=6e-2, rtol=6e-2),
-    flops=flops,
-    bytes_moved=bytes_moved,
     max_speedup_vs_compile=2.5,
     bound="compute",
 )

@@ -5,7 +5,7 @@ import os
 import shutil
 import tempfile
 
-from evaluator import compile_seed, isolation
+from evaluator import compile_seed, workdir
 from evaluator.judge import Evaluation
 
 
@@ -89,7 +89,7 @@ def test_the_copy_belongs_to_the_runner(tmp_path):
     cache = tmp_path / "cache"
     (cache / "inductor").mkdir(parents=True)
     (cache / "inductor" / "k.best_config").write_text("{}")
-    work = isolation.Workdir(b"")
+    work = workdir.Workdir(b"")
     try:
         note = compile_seed.seed(work, str(cache))
         assert note.startswith("1 files"), note
