@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
-from leaderboard import selectors, services
+from leaderboard import routing, selectors, services
 from leaderboard.api.auth import error, token_required
 from leaderboard.models import Submission, Task
 
@@ -163,7 +163,7 @@ def leaderboard(request, name: str):
     task = Task.objects.filter(name=name).first()
     if task is None:
         return error(404, f"No task named {name!r}.")
-    device_type = request.GET.get("device") or services.default_device_type()
+    device_type = request.GET.get("device") or routing.default_device_type()
     entries = selectors.leaderboard_for_task(task=task, device_type=device_type)
     return JsonResponse({
         "task": task.name,
