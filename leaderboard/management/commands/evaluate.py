@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard import scoring
+from leaderboard.cli import verdict_lines
 
 
 def rejected_report(problems: list[tuple[str, str]], *, task: str, mode: str, device: str) -> dict:
@@ -61,12 +62,8 @@ class Command(BaseCommand):
         w = self.stdout.write
         w(f"task {report['task']}  mode {report['mode']}  device {report['device']}"
           f"{'  gpu ' + report['gpu_name'] if report.get('gpu_name') else ''}")
-        w(f"verdict: {report['verdict']}")
-        for code, reason in zip(report.get("reason_codes") or [], report.get("reasons") or []):
-            w(f"  - [{code}] {reason}")
-        for key in ("speedup_vs_compile", "speedup_vs_eager"):
-            if report.get(key) is not None:
-                w(f"{key}: {report[key]:.3f}x")
+        for line in verdict_lines(report):
+            w(line)
         task = Task.objects.filter(name=report["task"]).first()
         device_type = scoring.device_type_from_report(report, report["device"])
         shapes = report.get("shapes") or []
