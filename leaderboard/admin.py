@@ -67,6 +67,17 @@ def _with_reason(modeladmin, request, queryset, *, title: str, reason_required: 
     return TemplateResponse(request, "admin/leaderboard/action_reason.html", context)
 
 
+def _reason_action(service, target: str, *, title: str, reason_required: bool, description: str):
+    """An admin action that asks for the reason, then calls `service(<target>=obj, actor=...,
+    reason=...)` on each selected object."""
+    @admin.action(description=description, permissions=["change"])
+    def action(modeladmin, request, queryset):
+        return _with_reason(modeladmin, request, queryset, title=title, reason_required=reason_required,
+                            apply=lambda obj, reason: service(**{target: obj}, actor=request.user, reason=reason))
+
+    return action
+
+
 class ReasonCodeFilter(admin.SimpleListFilter):
     title = "reason"
     parameter_name = "reason"
@@ -135,20 +146,12 @@ class SubmissionAdminBase(admin.ModelAdmin):
     def log_text(self, obj):
         return format_html("<pre style='max-height:30em;overflow:auto'>{}</pre>", obj.logs)
 
-    @admin.action(description="Approve (becomes verified and ranks)", permissions=["change"])
-    def approve(self, request, queryset):
-        return _with_reason(self, request, queryset, title="Approve", reason_required=False,
-                            apply=lambda s, r: services.submission_approve(submission=s, actor=request.user, reason=r))
-
-    @admin.action(description="Disqualify (rejected with a reason, hidden)", permissions=["change"])
-    def disqualify(self, request, queryset):
-        return _with_reason(self, request, queryset, title="Disqualify", reason_required=True,
-                            apply=lambda s, r: services.submission_disqualify(submission=s, actor=request.user, reason=r))
-
-    @admin.action(description="Re-run (evaluate again)", permissions=["change"])
-    def rerun(self, request, queryset):
-        return _with_reason(self, request, queryset, title="Re-run", reason_required=False,
-                            apply=lambda s, r: services.submission_rerun(submission=s, actor=request.user, reason=r))
+    approve = _reason_action(services.submission_approve, "submission", title="Approve", reason_required=False,
+                             description="Approve (becomes verified and ranks)")
+    disqualify = _reason_action(services.submission_disqualify, "submission", title="Disqualify",
+                                reason_required=True, description="Disqualify (rejected with a reason, hidden)")
+    rerun = _reason_action(services.submission_rerun, "submission", title="Re-run", reason_required=False,
+                           description="Re-run (evaluate again)")
 
 
 @admin.register(Submission)
@@ -225,12 +228,6 @@ class LeaderboardUserAdmin(UserAdmin):
         profile = getattr(obj, "profile", None)
         return bool(profile and profile.banned)
 
-    @admin.action(description="Ban (hide all their entries from leaderboards)", permissions=["change"])
-    def ban(self, request, queryset):
-        return _with_reason(self, request, queryset, title="Ban", reason_required=True,
-                            apply=lambda u, r: services.user_ban(user=u, actor=request.user, reason=r))
-
-    @admin.action(description="Unban", permissions=["change"])
-    def unban(self, request, queryset):
-        return _with_reason(self, request, queryset, title="Unban", reason_required=False,
-                            apply=lambda u, r: services.user_unban(user=u, actor=request.user, reason=r))
+    ban = _reason_action(services.user_ban, "user", title="Ban", reason_required=True,
+                         description="Ban (hide all their entries from leaderboards)")
+    unban = _reason_action(services.user_unban, "user", title="Unban", reason_required=False, description="Unban")

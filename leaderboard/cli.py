@@ -42,6 +42,17 @@ def _call(method: str, url: str, token: str, body: dict | None = None) -> dict:
         raise ApiError(f"cannot reach {url}: {exc.reason}") from None
 
 
+def verdict_lines(result: dict) -> list[str]:
+    """The verdict, each reason with its code, and the two speedups: the head of what this CLI
+    and `manage.py evaluate` print."""
+    lines = [f"verdict: {result.get('verdict')}"]
+    lines += [f"  - [{code}] {reason}"
+              for code, reason in zip(result.get("reason_codes") or [], result.get("reasons") or [])]
+    lines += [f"{key}: {result[key]:.3f}x"
+              for key in ("speedup_vs_compile", "speedup_vs_eager") if result.get(key) is not None]
+    return lines
+
+
 def _print_result(sub: dict, out) -> None:
     w = out.write
     w(f"submission #{sub['id']}  task {sub['task']}  mode {sub['mode']}  device {sub['device_type']}\n")
@@ -49,12 +60,8 @@ def _print_result(sub: dict, out) -> None:
     if sub["status"] == "failed":
         w(f"error: {sub.get('error') or 'unknown'}\n")
         return
-    w(f"verdict: {sub.get('verdict')}\n")
-    for code, reason in zip(sub.get("reason_codes") or [], sub.get("reasons") or []):
-        w(f"  - [{code}] {reason}\n")
-    for key in ("speedup_vs_compile", "speedup_vs_eager"):
-        if sub.get(key) is not None:
-            w(f"{key}: {sub[key]:.3f}x\n")
+    for line in verdict_lines(sub):
+        w(line + "\n")
     if sub.get("pct_of_floor") is not None:
         w(f"pct_of_floor: {sub['pct_of_floor']:.1f}%\n")
     for row in sub.get("shapes") or []:

@@ -1,6 +1,6 @@
 """The site's data: tasks, submissions and their results, profiles, the admin audit trail, API tokens.
 
-Writes go through leaderboard/services.py, reads through leaderboard/selectors.py.
+Writes go through leaderboard/services/, reads through leaderboard/selectors.py.
 """
 from __future__ import annotations
 

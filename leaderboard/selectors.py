@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery, Window
 from django.db.models.functions import RowNumber
 
+from leaderboard import scoring
 from leaderboard.models import AuditEntry, Profile, Submission, Task
 
 # What may rank: a finished, ranked, verified, visible result of a user who is not banned.
@@ -130,48 +131,29 @@ def audit_for_submission(*, submission: Submission) -> QuerySet[AuditEntry]:
     return AuditEntry.objects.filter(submission=submission).select_related("actor").order_by("created_at")
 
 
-# a side whose timed calls spread wider than this (p90 - p10, relative to the median) marks the
-# run noisy: on the H200 a quiet run's widest band is about 15 %, a disturbed one's 35-50 %
-NOISY_BAND = 0.25
-
-
-def _widest_band(row: dict) -> float | None:
-    """The widest (p90 - p10) / median over candidate, eager and compile; None for reports that
-    carry no percentiles (older reports)."""
-    bands = []
-    for side in ("candidate", "eager", "compile"):
-        lo, mid, hi = (row.get(f"{side}_p10_ms"), row.get(f"{side}_ms"), row.get(f"{side}_p90_ms"))
-        if lo is not None and hi is not None and mid:
-            bands.append((hi - lo) / mid)
-    return max(bands) if bands else None
-
-
 def shape_rows(*, submission: Submission) -> list[dict]:
     """Per benchmark shape of a result: the report's row plus the floor used, % of it, and how
     widely the timed calls spread (`band`, `noisy`)."""
-    from leaderboard.services import floor_ms_for
-
     report = submission.report or {}
     rows = []
     for row in report.get("shapes") or []:
-        floor = floor_ms_for(task=submission.task, device_type=submission.device_type,
-                             shape=row.get("shape"), report_floor_ms=row.get("floor_ms"))
-        cand = row.get("candidate_ms")
-        band = _widest_band(row)
+        floor = scoring.floor_ms_for(task=submission.task, device_type=submission.device_type,
+                                     shape=row.get("shape"), report_floor_ms=row.get("floor_ms"))
+        band = scoring.widest_band(row)
         judge_floor = row.get("floor_ms")
         # the judge measures a GPU's ceilings itself; where its floor differs from the published
         # one the page says which one the below-floor check used
         differs = bool(floor and judge_floor and abs(judge_floor - floor) > 0.02 * floor)
         rows.append({**row, "floor_ms": floor, "judge_floor_ms": judge_floor if differs else None,
-                     "pct_of_floor": floor / cand * 100 if floor and cand and cand > 0 else None,
+                     "pct_of_floor": scoring.pct_of_floor(floor, row.get("candidate_ms")),
                      "band_pct": band * 100 if band is not None else None,
-                     "noisy": band is not None and band > NOISY_BAND})
+                     "noisy": band is not None and band > scoring.NOISY_BAND})
     return rows
 
 
 def calibration_for_task(*, task: Task, device_type: str) -> dict:
     """What the pages say about the ruler on this device type: the stored readings, whether they
-    are within the target and the target itself (services.task_record_calibration), or none."""
+    are within the bound and the bound itself (services.task_record_calibration), or none."""
     entry = task.calibration_for(device_type)
     return {"measured": True, **entry} if entry else {"measured": False}
 

@@ -184,14 +184,18 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
 }
 
-# Pipeline clocks (leaderboard/services.py reads them; see docs/site.md)
-EVAL_MAX_ATTEMPTS = envint("EVAL_MAX_ATTEMPTS", 3)
-EVAL_RETRY_BACKOFF_S = envint("EVAL_RETRY_BACKOFF_S", 10)
-EVAL_OVERHEAD_S = envint("EVAL_OVERHEAD_S", 120)
-EVAL_HEARTBEAT_S = envint("EVAL_HEARTBEAT_S", 10)
-EVAL_STALE_AFTER_S = envint("EVAL_STALE_AFTER_S", 90)
-EVAL_LOST_MESSAGE_AFTER_S = envint("EVAL_LOST_MESSAGE_AFTER_S", 120)
-EVAL_REAPER_INTERVAL_S = envint("EVAL_REAPER_INTERVAL_S", 30)
+# --- Pipeline clocks (leaderboard/services/pipeline.py and leaderboard/tasks.py; docs/site.md) ---
+EVAL_MAX_ATTEMPTS = envint("EVAL_MAX_ATTEMPTS", 3)  # claims of one submission before it is marked failed
+EVAL_RETRY_BACKOFF_S = envint("EVAL_RETRY_BACKOFF_S", 10)  # first retry after an infrastructure error; doubles
+EVAL_OVERHEAD_S = envint("EVAL_OVERHEAD_S", 120)  # sandbox start and teardown on top of SANDBOX_TIME_LIMIT_S
+EVAL_HEARTBEAT_S = envint("EVAL_HEARTBEAT_S", 10)  # a running evaluation touches its row this often
+EVAL_STALE_AFTER_S = envint("EVAL_STALE_AFTER_S", 90)  # no heartbeat for this long: the worker is gone
+EVAL_LOST_MESSAGE_AFTER_S = envint("EVAL_LOST_MESSAGE_AFTER_S", 120)  # queued and not in the broker: resend
+EVAL_REAPER_INTERVAL_S = envint("EVAL_REAPER_INTERVAL_S", 30)  # how often the beat runs the repair job
+# The Celery task's limits. The sandbox enforces SANDBOX_TIME_LIMIT_S itself; these catch a sandbox
+# that hangs (soft: the task gives up and retries; hard: the worker process is killed).
+EVAL_SOFT_LIMIT_S = SANDBOX_TIME_LIMIT_S + EVAL_OVERHEAD_S
+EVAL_HARD_LIMIT_S = int(EVAL_SOFT_LIMIT_S * 1.2)
 # The GPU model of this site's workers ("NVIDIA H200"): submissions get device type "cuda:<name>",
 # one leaderboard per device type.
 WORKER_GPU_NAME = envstr("WORKER_GPU_NAME", "")

@@ -16,16 +16,13 @@ from celery.signals import worker_ready
 from django.conf import settings
 from django.db import close_old_connections, connection
 
-from leaderboard import services
+from leaderboard import scoring, services
 from leaderboard.celery import app
 from leaderboard.models import Submission
 
 log = logging.getLogger(__name__)
 
-# The sandbox enforces SANDBOX_TIME_LIMIT_S itself; these limits catch a sandbox that hangs.
-EVAL_SOFT_LIMIT_S = settings.SANDBOX_TIME_LIMIT_S + services.conf("EVAL_OVERHEAD_S")
-EVAL_HARD_LIMIT_S = int(EVAL_SOFT_LIMIT_S * 1.2)
-REAPER_INTERVAL_S = float(services.conf("EVAL_REAPER_INTERVAL_S"))
+REAPER_INTERVAL_S = float(settings.EVAL_REAPER_INTERVAL_S)
 
 
 class _Heartbeat:
@@ -39,7 +36,7 @@ class _Heartbeat:
 
     def _run(self):
         try:
-            while not self.stop.wait(services.conf("EVAL_HEARTBEAT_S")):
+            while not self.stop.wait(settings.EVAL_HEARTBEAT_S):
                 try:
                     services.submission_heartbeat(submission=self.submission)
                 except Exception as exc:  # a database hiccup must not end the evaluation
@@ -80,7 +77,7 @@ def _run_sandbox(submission: Submission):
         source=submission.source.encode(),
         task=submission.task.name,
         mode=submission.mode,
-        device=services.device_kind(submission.device_type),
+        device=scoring.device_kind(submission.device_type),
     )
 
 
@@ -88,8 +85,8 @@ def _run_sandbox(submission: Submission):
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
-    soft_time_limit=EVAL_SOFT_LIMIT_S,
-    time_limit=EVAL_HARD_LIMIT_S,
+    soft_time_limit=settings.EVAL_SOFT_LIMIT_S,
+    time_limit=settings.EVAL_HARD_LIMIT_S,
     max_retries=None,  # the row's attempts count decides, across retries and re-queues
 )
 def evaluate_submission(self, submission_id: int) -> str:
@@ -120,19 +117,19 @@ def _infrastructure_failure(task, submission: Submission, exc: Exception) -> str
     from sandbox import SandboxError
 
     if isinstance(exc, SoftTimeLimitExceeded):
-        message = f"The sandbox did not return within {EVAL_SOFT_LIMIT_S} s."
+        message = f"The sandbox did not return within {settings.EVAL_SOFT_LIMIT_S} s."
     elif isinstance(exc, SandboxError):
         message = f"Sandbox error: {exc}"
     else:
         message = f"Internal error: {type(exc).__name__}: {exc}"
     log.warning("submission %s: %s (attempt %s)", submission.pk, message, submission.attempts)
-    if submission.attempts >= services.conf("EVAL_MAX_ATTEMPTS"):
+    if submission.attempts >= settings.EVAL_MAX_ATTEMPTS:
         services.submission_fail(
             submission=submission,
             error=f"{message} Gave up after {submission.attempts} attempts; an admin can re-run it.",
         )
         return "failed"
-    countdown = services.conf("EVAL_RETRY_BACKOFF_S") * 2 ** (submission.attempts - 1)
+    countdown = settings.EVAL_RETRY_BACKOFF_S * 2 ** (submission.attempts - 1)
     if services.submission_release_for_retry(submission=submission, error=message, countdown_s=countdown):
         raise task.retry(countdown=countdown, exc=exc)
     return "discarded"

@@ -148,47 +148,12 @@ def run(box: Box) -> Outcome:
     started = time.monotonic()
     filter_fd = _seccomp_fd()  # first: a missing program leaves nothing to clean up
     group = Cgroup.create(box.run_id, box.limits)
-    rlimits = _rlimits(box, group is not None)
-    status_r, status_w = os.pipe()
-    if group:
-        group.open_for_attach()
-
-    def in_child():
-        if group:
-            group.attach_self()
-        for which, value in rlimits:
-            resource.setrlimit(which, (value, value))
-
     keeper = OutputKeeper(box.limits.log_bytes)
     events: dict[str, float | int] = {}
     proc = None
     try:
-        try:
-            proc = subprocess.Popen(
-                [shutil.which("bwrap") or "bwrap", *build_args(box, status_fd=status_w, seccomp_fd=filter_fd)],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(status_w, filter_fd),
-                env={"PATH": "/usr/bin:/bin"}, preexec_fn=in_child, start_new_session=True,
-                close_fds=True)
-        except OSError as exc:
-            raise SandboxError(f"could not start bwrap: {exc}") from exc
-        finally:
-            os.close(status_w)
-            os.close(filter_fd)
-            if group:
-                group.close_attach()
-        readers = [threading.Thread(target=_drain, args=(proc.stdout, keeper), daemon=True),
-                   threading.Thread(target=_status, args=(status_r, events), daemon=True)]
-        for t in readers:
-            t.start()
-        timed_out = False
-        try:
-            proc.wait(timeout=max(0.0, box.limits.time_limit_s - (time.monotonic() - started)))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill(proc, group)
-        for t in readers:
-            t.join(KILL_GRACE_S)
+        status_r, proc = _start(box, group, filter_fd)
+        timed_out = _wait(proc, box, group, started, status_r, keeper, events)
         if group:
             group.kill_all()  # a child that outlived the judge, however it tried
         oom = bool(group and group.oom_killed())
@@ -207,6 +172,57 @@ def run(box: Box) -> Outcome:
     payload = events.get("exited_at", time.monotonic()) - events.get("started_at", started)
     return Outcome(exit_code=None if timed_out else int(exit_code), timed_out=timed_out,
                    oom_killed=oom, logs=keeper.text(), wall_s=wall, payload_s=max(0.0, payload))
+
+
+def _start(box: Box, group: Cgroup | None, filter_fd: int) -> tuple[int, subprocess.Popen]:
+    """Start bwrap; the child joins the cgroup and takes its rlimits before exec, so the box
+    never runs a moment unconfined. Returns the read end of bwrap's status pipe and the process;
+    the descriptors handed to the child are closed here either way."""
+    rlimits = _rlimits(box, group is not None)
+    status_r, status_w = os.pipe()
+    if group:
+        group.open_for_attach()
+
+    def in_child():
+        if group:
+            group.attach_self()
+        for which, value in rlimits:
+            resource.setrlimit(which, (value, value))
+
+    try:
+        proc = subprocess.Popen(
+            [shutil.which("bwrap") or "bwrap", *build_args(box, status_fd=status_w, seccomp_fd=filter_fd)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(status_w, filter_fd),
+            env={"PATH": "/usr/bin:/bin"}, preexec_fn=in_child, start_new_session=True,
+            close_fds=True)
+    except OSError as exc:
+        os.close(status_r)
+        raise SandboxError(f"could not start bwrap: {exc}") from exc
+    finally:
+        os.close(status_w)
+        os.close(filter_fd)
+        if group:
+            group.close_attach()
+    return status_r, proc
+
+
+def _wait(proc, box: Box, group: Cgroup | None, started: float, status_r: int, keeper, events: dict) -> bool:
+    """Wait for the box within its time limit while its output and bwrap's status are read.
+    True when it ran out of time and was killed."""
+    readers = [threading.Thread(target=_drain, args=(proc.stdout, keeper), daemon=True),
+               threading.Thread(target=_status, args=(status_r, events), daemon=True)]
+    for t in readers:
+        t.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=max(0.0, box.limits.time_limit_s - (time.monotonic() - started)))
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill(proc, group)
+    for t in readers:
+        t.join(KILL_GRACE_S)
+    return timed_out
 
 
 def _seccomp_fd() -> int:

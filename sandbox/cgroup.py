@@ -70,20 +70,23 @@ class Cgroup:
     # -- setup ---------------------------------------------------------------------------
     @classmethod
     def create(cls, run_id: str, limits: Limits) -> "Cgroup | None":
-        for make in (cls._create_v2, cls._create_v1):
+        """A cgroup of this run's own with the limits written, v2 first; None when neither
+        hierarchy can be used. A group that cannot be set up completely is removed."""
+        for version, find, make in ((2, v2_root, cls._make_v2), (1, v1_roots, cls._make_v1)):
+            group = cls(version, {})
             try:
-                group = make(run_id, limits)
-            except OSError:
-                group = None
-            if group:
+                where = find()
+                if where is None:
+                    continue
+                make(group, where, run_id)
+                group._write_limits(limits)
                 return group
+            except OSError:
+                group.remove()
         return None
 
-    @classmethod
-    def _create_v2(cls, run_id, limits):
-        root = v2_root()
-        if root is None:
-            return None
+    @staticmethod
+    def _make_v2(group: "Cgroup", root: Path, run_id: str) -> None:
         parent = root / PARENT
         parent.mkdir(exist_ok=True)
         wanted = [c for c in V2_CONTROLLERS if c in (root / "cgroup.controllers").read_text().split()]
@@ -94,43 +97,34 @@ class Cgroup:
                 _write(where / "cgroup.subtree_control", " ".join("+" + c for c in missing))
         path = parent / run_id
         path.mkdir()
-        group = cls(2, {c: path for c in ("memory", "pids", "cpu")})
-        try:
+        group.dirs.update({c: path for c in ("memory", "pids", "cpu")})
+
+    @staticmethod
+    def _make_v1(group: "Cgroup", roots: dict[str, Path], run_id: str) -> None:
+        for controller, root in roots.items():
+            path = root / PARENT / run_id
+            path.mkdir(parents=True)
+            group.dirs[controller] = path
+
+    def _write_limits(self, limits: Limits) -> None:
+        quota = str(int(limits.effective_cpus() * 100000))
+        if self.version == 2:
+            path = self.dirs["memory"]
             _write(path / "memory.max", str(limits.memory_bytes))
             if (path / "memory.swap.max").exists():
                 _write(path / "memory.swap.max", "0")
             _write(path / "pids.max", str(limits.pids))
             if (path / "cpu.max").exists():
-                _write(path / "cpu.max", f"{int(limits.effective_cpus() * 100000)} 100000")
-        except OSError:
-            group.remove()
-            raise
-        return group
-
-    @classmethod
-    def _create_v1(cls, run_id, limits):
-        roots = v1_roots()
-        if roots is None:
-            return None
-        dirs = {}
-        group = cls(1, dirs)
-        try:
-            for controller, root in roots.items():
-                path = root / PARENT / run_id
-                path.mkdir(parents=True)
-                dirs[controller] = path
-            memory = dirs["memory"]
-            _write(memory / "memory.limit_in_bytes", str(limits.memory_bytes))
-            if (memory / "memory.memsw.limit_in_bytes").exists():
-                _write(memory / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
-            _write(dirs["pids"] / "pids.max", str(limits.pids))
-            if "cpu" in dirs and (dirs["cpu"] / "cpu.cfs_quota_us").exists():
-                _write(dirs["cpu"] / "cpu.cfs_period_us", "100000")
-                _write(dirs["cpu"] / "cpu.cfs_quota_us", str(int(limits.effective_cpus() * 100000)))
-        except OSError:
-            group.remove()
-            raise
-        return group
+                _write(path / "cpu.max", f"{quota} 100000")
+            return
+        memory = self.dirs["memory"]
+        _write(memory / "memory.limit_in_bytes", str(limits.memory_bytes))
+        if (memory / "memory.memsw.limit_in_bytes").exists():
+            _write(memory / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
+        _write(self.dirs["pids"] / "pids.max", str(limits.pids))
+        if "cpu" in self.dirs and (self.dirs["cpu"] / "cpu.cfs_quota_us").exists():
+            _write(self.dirs["cpu"] / "cpu.cfs_period_us", "100000")
+            _write(self.dirs["cpu"] / "cpu.cfs_quota_us", quota)
 
     # -- use -----------------------------------------------------------------------------
     def open_for_attach(self) -> None:

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
-from leaderboard import selectors, services
+from leaderboard import routing, selectors, services
 from leaderboard.api.auth import error, token_required
 from leaderboard.models import Submission, Task
 
@@ -136,15 +136,21 @@ def submissions(request):
     return JsonResponse(submission_json(request, sub), status=201)
 
 
+def _viewable(request, submission_id: int):
+    """(the submission, None) when this token's user may read it, else (None, the error response)."""
+    sub = Submission.objects.select_related("task").filter(pk=submission_id).first()
+    if sub is None:
+        return None, error(404, f"No submission #{submission_id}.")
+    if not sub.can_view(request.user):
+        return None, error(403, f"Submission #{submission_id} belongs to another user.")
+    return sub, None
+
+
 @require_GET
 @token_required
 def submission_detail(request, submission_id: int):
-    sub = Submission.objects.select_related("task").filter(pk=submission_id).first()
-    if sub is None:
-        return error(404, f"No submission #{submission_id}.")
-    if not sub.can_view(request.user):
-        return error(403, f"Submission #{submission_id} belongs to another user.")
-    return JsonResponse(submission_json(request, sub))
+    sub, refused = _viewable(request, submission_id)
+    return refused or JsonResponse(submission_json(request, sub))
 
 
 @require_GET
@@ -163,7 +169,7 @@ def leaderboard(request, name: str):
     task = Task.objects.filter(name=name).first()
     if task is None:
         return error(404, f"No task named {name!r}.")
-    device_type = request.GET.get("device") or services.default_device_type()
+    device_type = request.GET.get("device") or routing.default_device_type()
     entries = selectors.leaderboard_for_task(task=task, device_type=device_type)
     return JsonResponse({
         "task": task.name,
@@ -230,11 +236,9 @@ def submission_list(request):
 @token_required
 def submission_report(request, submission_id: int):
     """The evaluator's report of a finished submission, as stored (owner or staff)."""
-    sub = Submission.objects.select_related("task").filter(pk=submission_id).first()
-    if sub is None:
-        return error(404, f"No submission #{submission_id}.")
-    if not sub.can_view(request.user):
-        return error(403, f"Submission #{submission_id} belongs to another user.")
+    sub, refused = _viewable(request, submission_id)
+    if refused:
+        return refused
     if sub.report is None:
         return error(404, f"Submission #{submission_id} has no report yet ({sub.status}).")
     return JsonResponse(sub.report)

@@ -111,9 +111,9 @@ def test_the_published_cpu_floor_is_the_one_the_judge_checks_against():
     from evaluator import timing
     from evaluator.tasks import TASKS
 
-    from leaderboard import services
+    from leaderboard import scoring
 
-    assert services.CEILINGS["cpu"] == {"bandwidth_bytes_s": timing.CPU_BANDWIDTH, "peak_flop_s": timing.CPU_PEAK_FLOPS}
+    assert scoring.CEILINGS["cpu"] == {"bandwidth_bytes_s": timing.CPU_BANDWIDTH, "peak_flop_s": timing.CPU_PEAK_FLOPS}
     call_command("load_tasks")
     for name, spec in TASKS.items():
         for entry in Task.objects.get(name=name).floors["cpu"]:

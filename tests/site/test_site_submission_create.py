@@ -80,10 +80,12 @@ def test_a_banned_user_cannot_submit(task, owner, staff, eval_queue):
 
 
 def test_it_routes_by_device_type(settings, eval_queue):
-    assert services.eval_queue_for("cpu") == eval_queue
-    assert services.eval_queue_for("cuda:NVIDIA H200") == "eval-cuda-nvidia-h200"
+    from leaderboard import routing, scoring
+
+    assert routing.eval_queue_for("cpu") == eval_queue
+    assert routing.eval_queue_for("cuda:NVIDIA H200") == "eval-cuda-nvidia-h200"
     settings.WORKER_DEVICE = "cuda"
     settings.WORKER_GPU_NAME = "NVIDIA H200"
-    assert services.default_device_type() == "cuda:NVIDIA H200"
-    assert services.eval_queue_for("cuda:NVIDIA H200") == eval_queue
-    assert services.device_kind("cuda:NVIDIA H200") == "cuda"
+    assert routing.default_device_type() == "cuda:NVIDIA H200"
+    assert routing.eval_queue_for("cuda:NVIDIA H200") == eval_queue
+    assert scoring.device_kind("cuda:NVIDIA H200") == "cuda"

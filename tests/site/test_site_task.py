@@ -3,17 +3,23 @@ does nothing, and an infrastructure failure is retried with backoff then marked 
 import pytest
 
 from leaderboard.models import Submission
-from leaderboard.tasks import EVAL_HARD_LIMIT_S, EVAL_SOFT_LIMIT_S, evaluate_submission
+from leaderboard.tasks import evaluate_submission
 from site_helpers import make_queued
 
 
 def test_time_limits_sit_above_the_sandbox_limit(settings):
-    assert EVAL_SOFT_LIMIT_S > settings.SANDBOX_TIME_LIMIT_S
-    assert EVAL_HARD_LIMIT_S == int(EVAL_SOFT_LIMIT_S * 1.2)
+    assert settings.EVAL_SOFT_LIMIT_S > settings.SANDBOX_TIME_LIMIT_S
+    assert settings.EVAL_HARD_LIMIT_S == int(settings.EVAL_SOFT_LIMIT_S * 1.2)
     assert evaluate_submission.acks_late and evaluate_submission.reject_on_worker_lost
-    assert evaluate_submission.soft_time_limit == EVAL_SOFT_LIMIT_S
-    assert evaluate_submission.time_limit == EVAL_HARD_LIMIT_S
+    assert evaluate_submission.soft_time_limit == settings.EVAL_SOFT_LIMIT_S
+    assert evaluate_submission.time_limit == settings.EVAL_HARD_LIMIT_S
     assert settings.CELERY_WORKER_PREFETCH_MULTIPLIER == 1
+
+
+def test_services_send_the_task_by_its_registered_name():
+    from leaderboard.routing import EVALUATE_TASK
+
+    assert evaluate_submission.name == EVALUATE_TASK
 
 
 @pytest.mark.django_db(transaction=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard import services
+from leaderboard import routing, scoring, services
 
 
 class Command(BaseCommand):
@@ -42,12 +42,12 @@ class Command(BaseCommand):
             from evaluator import calibrate_tasks
             from evaluator import TASKS
 
-            device_type = device_type or services.default_device_type()
+            device_type = device_type or routing.default_device_type()
             names = task or sorted(TASKS)
             unknown = [n for n in names if n not in TASKS]
             if unknown:
                 raise CommandError(f"unknown task(s): {', '.join(unknown)}")
-            rows = calibrate_tasks(names, device=services.device_kind(device_type),
+            rows = calibrate_tasks(names, device=scoring.device_kind(device_type),
                                    progress=lambda line: self.stderr.write(line))
             source = source or "manage.py calibrate on this site's worker machine"
         try:

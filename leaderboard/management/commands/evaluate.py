@@ -5,7 +5,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard import services
+from leaderboard import scoring
+from leaderboard.cli import verdict_lines
 
 
 def rejected_report(problems: list[tuple[str, str]], *, task: str, mode: str, device: str) -> dict:
@@ -61,17 +62,13 @@ class Command(BaseCommand):
         w = self.stdout.write
         w(f"task {report['task']}  mode {report['mode']}  device {report['device']}"
           f"{'  gpu ' + report['gpu_name'] if report.get('gpu_name') else ''}")
-        w(f"verdict: {report['verdict']}")
-        for code, reason in zip(report.get("reason_codes") or [], report.get("reasons") or []):
-            w(f"  - [{code}] {reason}")
-        for key in ("speedup_vs_compile", "speedup_vs_eager"):
-            if report.get(key) is not None:
-                w(f"{key}: {report[key]:.3f}x")
+        for line in verdict_lines(report):
+            w(line)
         task = Task.objects.filter(name=report["task"]).first()
-        device_type = f"cuda:{report['gpu_name']}" if report["device"] == "cuda" and report.get("gpu_name") else report["device"]
+        device_type = scoring.device_type_from_report(report, report["device"])
         shapes = report.get("shapes") or []
         if shapes:
-            pcts = (services.pct_of_floor_by_shape(task=task, device_type=device_type, shapes=shapes)
+            pcts = (scoring.pct_of_floor_by_shape(task=task, device_type=device_type, shapes=shapes)
                     if task else [None] * len(shapes))
             w(f"{'shape':<28}{'candidate ms':>14}{'eager ms':>12}{'compile ms':>12}{'vs compile':>12}{'% floor':>9}")
             for row, pct in zip(shapes, pcts):

@@ -1,7 +1,7 @@
 from django.shortcuts import render
 from django.template.loader import render_to_string
 
-from leaderboard import selectors, services
+from leaderboard import routing, selectors
 from leaderboard.web.pagecache import anonymous_page, cached
 from leaderboard.web.present import device_label
 from leaderboard.web.result import is_tryout
@@ -16,7 +16,7 @@ def _tasks_html() -> str:
 
 @anonymous_page
 def home(request):
-    device_type = services.default_device_type()
+    device_type = routing.default_device_type()
     return render(request, "web/home.html", {"tasks_html": cached("home", _tasks_html),
                                              "device_name": device_label(device_type),
                                              "tryout": is_tryout(device_type)})

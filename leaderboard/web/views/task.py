@@ -2,7 +2,7 @@ from django.http import Http404
 from django.shortcuts import render
 from django.template.loader import render_to_string
 
-from leaderboard import selectors, services
+from leaderboard import routing, selectors
 from leaderboard.models import Task
 from leaderboard.web import charts
 from leaderboard.web.pagecache import anonymous_page, cached
@@ -22,7 +22,7 @@ def _device_types(task: Task) -> list[str]:
     is the device this site's workers evaluate on when it has results or no device has any, else
     the device with the most results; boards with floors only come last. A CPU-only site thus
     opens on the CPU board, where its users' results are."""
-    own = services.default_device_type()
+    own = routing.default_device_type()
     counts = selectors.device_types_with_results(task=task)
     every = set(selectors.device_types_for_task(task=task)) | {own}
     own_first = bool(counts.get(own)) or not counts

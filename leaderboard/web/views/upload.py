@@ -2,7 +2,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 
-from leaderboard import services
+from leaderboard import routing, services
 from leaderboard.web.forms import UploadForm
 from leaderboard.web.present import device_label
 from leaderboard.web.result import is_tryout
@@ -34,7 +34,7 @@ def upload(request):
 
 
 def _context(form) -> dict:
-    device_type = services.default_device_type()
+    device_type = routing.default_device_type()
     return {"form": form, "device_name": device_label(device_type), "tryout": is_tryout(device_type)}
 
 

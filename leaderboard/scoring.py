@@ -1,0 +1,93 @@
+"""How a result is scored: the floor each benchmark shape is held against, the % of it a result
+reaches, the geometric mean over shapes, and the ruler's calibration bound.
+
+Services store these figures and selectors show them per shape; both read them from here so that
+a page and the stored score can never disagree.
+"""
+from __future__ import annotations
+
+import math
+
+# Roofline ceilings. H200: measured device-to-device copy and dense bf16 peak (docs/tasks.md).
+# CPU: the judge's own (evaluator.timing.CPU_BANDWIDTH, CPU_PEAK_FLOPS; a test keeps them equal),
+# deliberately above any CPU: the floor a page shows is the one the judge checked the run against.
+CEILINGS = {
+    "cuda:NVIDIA H200": {"bandwidth_bytes_s": 4.27e12, "peak_flop_s": 790e12},
+    "cpu": {"bandwidth_bytes_s": 1e12, "peak_flop_s": 1e13},
+}
+
+# How far from 1.00 a calibration reading may be and still count as calibrated. A GPU ranks, so
+# its bound is tight; the CPU is shared, noisy and never ranks, so it gets the evaluator's own
+# test bound.
+CALIBRATION_TOLERANCE = {"cuda": 0.03, "cpu": 0.15}
+
+# A side whose timed calls spread wider than this (p90 - p10, relative to the median) marks the
+# run noisy: on the H200 a quiet run's widest band is about 15 %, a disturbed one's 35-50 %.
+NOISY_BAND = 0.25
+
+
+def device_kind(device_type: str) -> str:
+    """What the evaluator is told: "cpu" or "cuda" (of "cpu", "cuda" or "cuda:<GPU name>")."""
+    return device_type.split(":", 1)[0]
+
+
+def device_type_from_report(report: dict, fallback: str) -> str:
+    """The device type a report was measured on: the judge names the GPU it ran on."""
+    if report.get("device") == "cuda":
+        return f"cuda:{report['gpu_name']}" if report.get("gpu_name") else "cuda"
+    if report.get("device") == "cpu":
+        return "cpu"
+    return fallback
+
+
+def geomean(values: list) -> float | None:
+    """Geometric mean of the positive finite values; None when there are none."""
+    values = [v for v in values if v and v > 0 and math.isfinite(v)]
+    if not values:
+        return None
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def shape_floors(spec, shapes, ceilings: dict) -> list[dict]:
+    """[{"shape", "floor_ms"}] of an evaluator task's shapes under one device type's ceilings."""
+    return [{"shape": dict(shape), "floor_ms": spec.floor_ms(dict(shape), **ceilings)} for shape in shapes]
+
+
+def floor_ms_for(*, task, device_type: str, shape: dict, report_floor_ms=None) -> float | None:
+    """The published floor for this shape on this device type, else the evaluator's own figure."""
+    for entry in task.floors_for(device_type):
+        if entry.get("shape") == shape:
+            return entry.get("floor_ms")
+    return report_floor_ms
+
+
+def pct_of_floor(floor_ms, candidate_ms) -> float | None:
+    """floor / candidate median * 100: 100 is a kernel at the physical floor."""
+    return floor_ms / candidate_ms * 100 if floor_ms and candidate_ms and candidate_ms > 0 else None
+
+
+def pct_of_floor_by_shape(*, task, device_type: str, shapes: list[dict]) -> list[float | None]:
+    """pct_of_floor per benchmark shape row of a report."""
+    return [
+        pct_of_floor(floor_ms_for(task=task, device_type=device_type, shape=row.get("shape"),
+                                  report_floor_ms=row.get("floor_ms")), row.get("candidate_ms"))
+        for row in shapes
+    ]
+
+
+def widest_band(row: dict) -> float | None:
+    """The widest (p90 - p10) / median over candidate, eager and compile of one shape row; None
+    for reports that carry no percentiles."""
+    bands = []
+    for side in ("candidate", "eager", "compile"):
+        lo, mid, hi = (row.get(f"{side}_p10_ms"), row.get(f"{side}_ms"), row.get(f"{side}_p90_ms"))
+        if lo is not None and hi is not None and mid:
+            bands.append((hi - lo) / mid)
+    return max(bands) if bands else None
+
+
+def calibration_ok(*, device_type: str, reference_vs_eager, compile_vs_compile) -> bool:
+    """Both ruler readings are finite numbers within the device kind's bound of 1.00."""
+    tol = CALIBRATION_TOLERANCE[device_kind(device_type)]
+    return all(isinstance(v, (int, float)) and math.isfinite(v) and abs(v - 1.0) <= tol
+               for v in (reference_vs_eager, compile_vs_compile))
