@@ -9,7 +9,7 @@ from leaderboard import competitions, services
 from leaderboard.models import Competition, Submission, Task
 from leaderboard.web.present import device_label
 
-DATETIME_FORMAT = "%Y-%m-%dT%H:%M"
+DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 FROZEN_FIELDS = ("tasks", "device_types", "opens_at", "closes_at")
 
 
@@ -33,18 +33,19 @@ class CompetitionForm(forms.ModelForm):
         widget=forms.CheckboxSelectMultiple, label="Devices",
         error_messages={"required": "Choose at least one device type."},
         help_text="One set of standings per task and device type.")
+    # declared here, not in Meta, so that the admin keeps this one-input widget too
+    opens_at = forms.DateTimeField(label="Opens (UTC)", widget=forms.DateTimeInput(
+        attrs={"type": "datetime-local", "step": 1}, format=DATETIME_FORMAT))
+    closes_at = forms.DateTimeField(
+        label="Closes (UTC)", help_text="Uploads from this moment on are after the deadline.",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "step": 1}, format=DATETIME_FORMAT))
 
     class Meta:
         model = Competition
         fields = ["slug", "title", "text", "tasks", "opens_at", "closes_at"]
-        labels = {"slug": "Short name (its address)", "opens_at": "Opens (UTC)", "closes_at": "Closes (UTC)"}
-        help_texts = {"text": "Shown on the competition's page as plain text.",
-                      "closes_at": "Uploads from this moment on are after the deadline."}
-        widgets = {
-            "opens_at": forms.DateTimeInput(attrs={"type": "datetime-local"}, format=DATETIME_FORMAT),
-            "closes_at": forms.DateTimeInput(attrs={"type": "datetime-local"}, format=DATETIME_FORMAT),
-            "text": forms.Textarea(attrs={"rows": 5}),
-        }
+        labels = {"slug": "Short name (its address)"}
+        help_texts = {"text": "Shown on the competition's page as plain text."}
+        widgets = {"text": forms.Textarea(attrs={"rows": 5})}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -61,11 +62,11 @@ class CompetitionForm(forms.ModelForm):
     def _post_clean(self):
         super()._post_clean()
         self.instance.device_types = sorted(set(self.cleaned_data.get("device_types") or []))
-        if self.errors:
-            return
         try:
             competitions.competition_check(competition=self.instance, tasks=self.cleaned_data.get("tasks") or [])
         except ValidationError as exc:
+            if hasattr(exc, "error_dict"):  # all problems at once, each field's own only once
+                exc = ValidationError({k: v for k, v in exc.error_dict.items() if k not in self.errors})
             self._update_errors(exc)
 
     def save_through_service(self, *, actor) -> Competition:
