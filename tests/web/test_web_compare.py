@@ -80,3 +80,7 @@ def test_the_empty_form_offers_ones_own_submissions_and_the_result_page_links_to
     assert 'id="compare-form"' in html and f"#{mine.pk} · softmax" in html
     page = client.get(reverse("submission_detail", args=[mine.pk])).content.decode()
     assert f'href="/compare/?a={mine.pk}"' in page
+    r = client.get(reverse("compare"), {"a": mine.pk})
+    assert r.status_code == 200
+    assert f'name="a" id="id_a" min="1" value="{mine.pk}"' in r.content.decode()
+    assert 'name="b" id="id_b" min="1" value=""' in r.content.decode()

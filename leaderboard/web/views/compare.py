@@ -55,8 +55,10 @@ def compare(request):
     own = []
     if request.user.is_authenticated:
         own = list(selectors.submissions_for_user(user=request.user)[:RECENT_OWN])
-    if "a" not in request.GET and "b" not in request.GET:
-        return render(request, "web/compare.html", {"form": CompareForm(), "own": own})
+    if "a" not in request.GET or "b" not in request.GET:
+        # the result page's link names one side: the form, filled in with it, asks for the other
+        initial = {k: request.GET[k] for k in ("a", "b") if request.GET.get(k, "").isdigit()}
+        return render(request, "web/compare.html", {"form": CompareForm(initial=initial), "own": own})
     form = CompareForm(request.GET)
     sides = {}
     if form.is_valid():
