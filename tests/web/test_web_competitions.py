@@ -116,9 +116,16 @@ def test_staff_create_a_competition_in_the_console(client, task, owner, staff, a
     assert c.created_by == staff and c.opens_at == datetime(2030, 3, 2, 10, tzinfo=dt_timezone.utc)
 
 
-def test_a_frozen_competition_keeps_its_rules_but_not_its_words(client, task, staff, race, at):
+def test_a_frozen_competition_keeps_its_rules_but_not_its_words(client, task, owner, staff, race, at):
+    at(2)
+    entry = upload_done(task, owner, speedup=1.3)
     at(4)
     competitions.competitions_freeze_due()
+    root = get_user_model().objects.create_superuser("root", password="pw-root-1234")
+    client.force_login(root)
+    admin_page = client.get(reverse("admin:leaderboard_competition_change", args=[race.pk])).content.decode()
+    assert f"#{entry.pk} softmax by owner" in admin_page and "Fixed: the standings are frozen." in admin_page
+    assert 'name="_delete"' not in admin_page and "/delete/" not in admin_page
     url = reverse("console_competition_edit", args=["spring-race"])
     client.force_login(staff)
     form = client.get(url).content.decode()
