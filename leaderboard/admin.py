@@ -15,7 +15,8 @@ from django.db import connection
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
-from leaderboard import selectors, services
+from leaderboard import admin_competitions  # noqa: F401  (registers the competition pages)
+from leaderboard import opencode, selectors, services
 from leaderboard.models import ApiToken, AuditEntry, FlaggedSubmission, Profile, Submission, Task
 
 
@@ -113,7 +114,7 @@ class SubmissionAdminBase(admin.ModelAdmin):
     search_fields = ("=id", "user__username", "source_sha256")
     date_hierarchy = "created_at"
     inlines = [AuditInline]
-    actions = ["approve", "disqualify", "rerun"]
+    actions = ["approve", "disqualify", "rerun", "withhold", "release"]
     exclude = ("source", "report", "logs")
     readonly_fields = [f.name for f in Submission._meta.fields if f.name not in ("source", "report", "logs")] + [
         "source_code", "report_json", "log_text"]
@@ -152,6 +153,16 @@ class SubmissionAdminBase(admin.ModelAdmin):
                                 reason_required=True, description="Disqualify (rejected with a reason, hidden)")
     rerun = _reason_action(services.submission_rerun, "submission", title="Re-run", reason_required=False,
                            description="Re-run (evaluate again)")
+
+    @admin.action(description="Withhold the code from visitors", permissions=["change"])
+    def withhold(self, request, queryset):
+        return _with_reason(self, request, queryset, title="Withhold", reason_required=True,
+                            apply=lambda s, r: opencode.submission_withhold(submission=s, actor=request.user, reason=r))
+
+    @admin.action(description="Release withheld code", permissions=["change"])
+    def release(self, request, queryset):
+        return _with_reason(self, request, queryset, title="Release", reason_required=False,
+                            apply=lambda s, r: opencode.submission_release(submission=s, actor=request.user, reason=r))
 
 
 @admin.register(Submission)

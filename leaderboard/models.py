@@ -1,4 +1,5 @@
-"""The site's data: tasks, submissions and their results, profiles, the admin audit trail, API tokens.
+"""The site's data: tasks, submissions and their results, profiles, the admin audit trail, API tokens,
+competitions and their frozen standings.
 
 Writes go through leaderboard/services/, reads through leaderboard/selectors.py.
 """
@@ -113,6 +114,8 @@ class Submission(models.Model):
     approved_at = models.DateTimeField(null=True, blank=True)
     # set when the owner opens the code to every visitor (selectors.code_open_reason)
     published_at = models.DateTimeField(null=True, blank=True)
+    # set when staff withhold the code: it stays with its owner and staff whatever else would open it
+    code_withheld_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -191,6 +194,8 @@ class AuditEntry(models.Model):
         BAN = "ban"
         UNBAN = "unban"
         PUBLISH = "publish"
+        WITHHOLD = "withhold"
+        RELEASE = "release"
 
     submission = models.ForeignKey(
         Submission, null=True, blank=True, on_delete=models.CASCADE, related_name="audit_entries"
@@ -234,3 +239,62 @@ class ApiToken(models.Model):
     def hash_key(key: str) -> str:
         # keys are 256 random bits: a plain hash is enough, no per-key salt or stretching needed
         return hashlib.sha256(key.encode()).hexdigest()
+
+
+class Competition(models.Model):
+    """A time-boxed contest on some tasks and device types. Ranked submissions uploaded while it is
+    open enter its standings (leaderboard/competitions.py); once it has closed and every such
+    submission has its result, the standings are frozen into CompetitionEntry rows."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    title = models.CharField(max_length=200)
+    text = models.TextField(blank=True)
+    tasks = models.ManyToManyField(Task, related_name="competitions")
+    # ["cuda:NVIDIA H200", "cpu"]: one set of standings per task and device type
+    device_types = models.JSONField(default=list)
+    opens_at = models.DateTimeField()
+    closes_at = models.DateTimeField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    frozen_at = models.DateTimeField(null=True, blank=True)  # when the standings were frozen
+
+    class Meta:
+        ordering = ["-opens_at"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    def get_absolute_url(self) -> str:
+        from django.urls import reverse
+
+        return reverse("competition_detail", args=[self.slug])
+
+
+class CompetitionEntry(models.Model):
+    """One user's best entry on one task and device type, as it stood when the standings froze.
+    The numbers and the report are copied: a later re-run or approval changes none of them; only
+    a disqualification of the submission takes the entry out (selectors in competition_reads)."""
+
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="entries")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="+")
+    device_type = models.CharField(max_length=64)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    submission = models.ForeignKey(Submission, on_delete=models.PROTECT, related_name="competition_entries")
+    rank = models.PositiveIntegerField()  # at the freeze
+    speedup_vs_compile = models.FloatField()
+    speedup_vs_eager = models.FloatField(null=True, blank=True)
+    pct_of_floor = models.FloatField(null=True, blank=True)
+    report = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["competition", "task", "device_type", "rank"]
+        verbose_name_plural = "competition entries"
+        constraints = [
+            models.UniqueConstraint(fields=["competition", "task", "device_type", "user"], name="one_entry_per_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.competition_id}: #{self.rank} {self.user} on {self.task} ({self.device_type})"

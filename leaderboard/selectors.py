@@ -106,11 +106,15 @@ def submission_for_viewer(*, submission_id: int, user) -> Submission | None:
 
 def code_open_reason(*, submission: Submission) -> str:
     """Why this submission's code is open to every visitor, in words; "" while it is not.
-    Every reason code opens for goes here (an owner's publication; a closed competition would be
-    another), so every page asks one place."""
+    Every reason code opens for goes here (an owner's publication, an entry of a closed
+    competition's standings), so every page asks one place. Staff withholding wins over both."""
+    from leaderboard.competition_reads import competition_open_reason
+
+    if submission.code_withheld_at:
+        return ""
     if submission.published_at:
         return f"published by its owner on {submission.published_at:%Y-%m-%d}"
-    return ""
+    return competition_open_reason(submission=submission)
 
 
 def code_visible(*, submission: Submission, user) -> bool:

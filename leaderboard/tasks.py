@@ -185,10 +185,20 @@ def sandbox_cleanup() -> dict:
     return removed
 
 
+@shared_task(acks_late=False, ignore_result=True)
+def freeze_competitions() -> int:
+    """Freeze the standings of competitions that have closed and have every result in."""
+    from leaderboard import competitions
+
+    return competitions.competitions_freeze_due()
+
+
 # Run by the beat scheduler (`celery worker -B` in `make run`, or a separate `celery beat`).
-# Both go through the evaluation queue: they run between evaluations on the worker that owns the
+# All go through the evaluation queue: they run between evaluations on the worker that owns the
 # GPU, never beside one.
 app.add_periodic_task(REAPER_INTERVAL_S, requeue_stuck.s(), name="requeue stuck submissions",
+                      queue=settings.EVAL_QUEUE, expires=REAPER_INTERVAL_S)
+app.add_periodic_task(REAPER_INTERVAL_S, freeze_competitions.s(), name="freeze closed competitions",
                       queue=settings.EVAL_QUEUE, expires=REAPER_INTERVAL_S)
 app.add_periodic_task(10 * REAPER_INTERVAL_S, sandbox_cleanup.s(), name="remove sandbox stragglers",
                       queue=settings.EVAL_QUEUE, expires=10 * REAPER_INTERVAL_S)

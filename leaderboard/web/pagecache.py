@@ -3,7 +3,8 @@ that are the same for every viewer (rendered tables, task details, figures) for 
 
 A cached value belongs to a fingerprint of the data that can change what the pages show: the
 newest submission, the newest stored result, the newest audit entry (approve, disqualify, re-run,
-ban and unban all write one) and the newest task update. When the fingerprint moves, the next
+ban, unban, publish and withhold all write one), the newest task update and the newest
+competition change (a freeze opens code the task boards mark). When the fingerprint moves, the next
 request rebuilds the value; requests arriving while it is being rebuilt get the previous value
 instead of waiting (or of rebuilding it too: with 100,000 submissions a task page takes about a
 second to build, and 50 clients rebuilding it at once would take the machine down). Only the very
@@ -29,7 +30,7 @@ from django.conf import settings
 from django.db import connection
 from django.http import HttpResponse
 
-from leaderboard.models import AuditEntry, Submission, Task
+from leaderboard.models import AuditEntry, Competition, Submission, Task
 
 MAX_ENTRIES = 512
 
@@ -44,11 +45,13 @@ def _read_fingerprint() -> str:
     sub = Submission._meta.db_table
     audit = AuditEntry._meta.db_table
     task = Task._meta.db_table
+    competition = Competition._meta.db_table
     with connection.cursor() as cur:
-        # index lookups in one round trip (primary keys, the finished_at index, a tiny table)
+        # index lookups in one round trip (primary keys, the finished_at index, two tiny tables)
         cur.execute(
             f"SELECT (SELECT max(id) FROM {sub}), (SELECT max(finished_at) FROM {sub}),"
-            f" (SELECT max(id) FROM {audit}), (SELECT max(updated_at) FROM {task})"
+            f" (SELECT max(id) FROM {audit}), (SELECT max(updated_at) FROM {task}),"
+            f" (SELECT max(updated_at) FROM {competition})"
         )
         row = cur.fetchone()
     return "-".join("0" if v is None else str(v.timestamp() if hasattr(v, "timestamp") else v) for v in row)

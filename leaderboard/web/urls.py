@@ -2,7 +2,9 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from leaderboard.web.throttle import login_failed, throttled
-from leaderboard.web.views import accounts, audit, home, submission, task, upload
+from leaderboard.web.views import (
+    accounts, audit, compare, competition, console_competitions, home, submission, task, upload,
+)
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -14,6 +16,15 @@ urlpatterns = [
     path("audit/", audit.queue, name="audit_queue"),
     path("audit/<int:pk>/", audit.item, name="audit_item"),
     path("audit/<int:pk>/decide/", audit.decide, name="audit_decide"),
+    path("audit/<int:pk>/code/", console_competitions.code_decide, name="audit_code_decide"),
+    path("audit/competitions/", console_competitions.competition_list, name="console_competitions"),
+    path("audit/competitions/new/", console_competitions.competition_create, name="console_competition_create"),
+    path("audit/competitions/<slug:slug>/edit/", console_competitions.competition_edit,
+         name="console_competition_edit"),
+    path("competitions/", competition.competition_list, name="competition_list"),
+    path("competitions/<slug:slug>/", competition.competition_detail, name="competition_detail"),
+    path("competitions/<slug:slug>/export.jsonl", competition.competition_export, name="competition_export"),
+    path("compare/", compare.compare, name="compare"),
     path("accounts/signup/", accounts.signup, name="signup"),
     path("accounts/login/", throttled("login", failed=login_failed)(
         auth_views.LoginView.as_view(redirect_authenticated_user=True)), name="login"),

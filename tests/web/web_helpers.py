@@ -55,3 +55,13 @@ def make_done(task, user, *, device_type=H200, days_ago=0, **kw) -> Submission:
     when = timezone.now() - timedelta(days=days_ago)
     Submission.objects.filter(pk=sub.pk).update(created_at=when, finished_at=when)
     return Submission.objects.get(pk=sub.pk)
+
+
+def upload_done(task, user, *, source=SOURCE, mode="ranked", **kw) -> Submission:
+    """An upload through the service the form calls, finished through the worker's claim and
+    store_result, at the current (test-controlled) time."""
+    sub = services.submission_create(user=user, task=task, source=source, filename="k.py", mode=mode)
+    device = "cpu" if sub.device_type == "cpu" else "cuda"
+    claimed = services.submission_claim(submission_id=sub.pk, worker="test")
+    assert services.submission_store_result(submission=claimed, report=report_for(task, device=device, mode=mode, **kw))
+    return Submission.objects.get(pk=sub.pk)

@@ -2,8 +2,6 @@
 The Django admin stays for raw data."""
 from __future__ import annotations
 
-import difflib
-
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
@@ -15,6 +13,7 @@ from django.views.decorators.http import require_POST
 from leaderboard import selectors, services
 from leaderboard.models import Submission
 from leaderboard.web import result as words
+from leaderboard.web.diff import diff_lines
 from leaderboard.web.forms import AuditDecisionForm
 from leaderboard.web.present import device_label, highlight_python, shape_label
 
@@ -23,7 +22,6 @@ DECISIONS = {
     "disqualify": services.submission_disqualify,
     "rerun": services.submission_rerun,
 }
-DIFF_MAX_LINES = 2000
 
 
 @staff_member_required
@@ -39,17 +37,6 @@ def queue(request):
         "items": items, "reason": reason, "reasons": selectors.audit_queue_reasons(),
         "reason_words": words.REASON_WORDS,
     })
-
-
-def _diff(old: str, new: str) -> list[dict]:
-    lines = []
-    for line in difflib.unified_diff(old.splitlines(), new.splitlines(), "earlier", "this", lineterm=""):
-        kind = "meta" if line.startswith(("---", "+++", "@@")) else {"+": "add", "-": "del"}.get(line[:1], "ctx")
-        lines.append({"kind": kind, "text": line})
-        if len(lines) >= DIFF_MAX_LINES:
-            lines.append({"kind": "meta", "text": "(diff cut here)"})
-            break
-    return lines
 
 
 @staff_member_required
@@ -71,10 +58,11 @@ def item(request, pk: int):
         "tests": words.tests(submission.report or {}),
         "earlier": earlier,
         "last": last,
-        "diff": _diff(last.source, submission.source) if last else [],
+        "diff": diff_lines(last.source, submission.source) if last else [],
         "audit_entries": selectors.audit_for_submission(submission=submission),
         "form": AuditDecisionForm(),
         "public": selectors.submission_is_public(submission=submission),
+        "code_open_reason": selectors.code_open_reason(submission=submission),
     })
 
 

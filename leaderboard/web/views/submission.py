@@ -6,6 +6,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from leaderboard import selectors, services
+from leaderboard.competition_reads import competitions_for_submission
 from leaderboard.models import Submission
 from leaderboard.web import charts
 from leaderboard.web import result as words
@@ -66,6 +67,7 @@ def submission_detail(request, pk: int):
         context["code_html"] = highlight_python(submission.source)
     context["code_open_reason"] = selectors.code_open_reason(submission=submission)
     context["is_owner"] = request.user.is_authenticated and request.user.pk == submission.user_id
+    context["competitions"] = competitions_for_submission(submission=submission)
     if submission.can_view(request.user):
         context["audit_entries"] = selectors.audit_for_submission(submission=submission)
     return render(request, "web/submission_detail.html", context)

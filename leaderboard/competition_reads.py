@@ -1,0 +1,188 @@
+"""Reads for competitions: their state, standings, late submissions, removals and why code opens.
+Keyword-only, no writes (leaderboard/competitions.py writes)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db.models import F, Q, QuerySet, Window
+from django.db.models.functions import RowNumber
+from django.utils import timezone
+
+from leaderboard.models import AuditEntry, Competition, CompetitionEntry, Submission, Task
+from leaderboard.selectors import ranked_submissions
+
+UPCOMING, OPEN, SETTLING, FROZEN = "upcoming", "open", "settling", "frozen"
+PENDING = (Submission.Status.QUEUED, Submission.Status.RUNNING)
+BEST_FIRST = [F("speedup_vs_compile").desc(), F("created_at").asc(), F("pk").asc()]
+
+
+def competition_state(*, competition: Competition, now=None) -> str:
+    """upcoming, open, settling (closed, some results still to come) or frozen."""
+    now = now or timezone.now()
+    if competition.frozen_at:
+        return FROZEN
+    if now < competition.opens_at:
+        return UPCOMING
+    if now < competition.closes_at:
+        return OPEN
+    return SETTLING
+
+
+def competition_list(*, now=None) -> list[Competition]:
+    """Open ones first (closing soonest first), then upcoming, then the closed, newest first."""
+    now = now or timezone.now()
+    items = list(Competition.objects.prefetch_related("tasks"))
+    for c in items:
+        c.state = competition_state(competition=c, now=now)
+
+    def key(c):
+        if c.state == OPEN:
+            return (0, c.closes_at.timestamp())
+        if c.state == UPCOMING:
+            return (1, c.opens_at.timestamp())
+        return (2, -c.closes_at.timestamp())
+
+    return sorted(items, key=key)
+
+
+def _in_window(competition: Competition) -> Q:
+    return Q(created_at__gte=competition.opens_at, created_at__lt=competition.closes_at)
+
+
+def _device_filter(competition: Competition) -> Q:
+    # a GPU run may be queued as "cuda" and stored under its GPU's name
+    return Q(device_type__in=sorted(_device_types_matched(competition)))
+
+
+def pending_count(*, competition: Competition) -> int:
+    """Ranked submissions uploaded inside the window that are still queued or running."""
+    return Submission.objects.filter(
+        _in_window(competition), _device_filter(competition), mode=Submission.Mode.RANKED,
+        status__in=PENDING, task__in=competition.tasks.all(),
+    ).count()
+
+
+def live_standings(*, competition: Competition, task: Task, device_type: str) -> list[Submission]:
+    """Each user's best ranked submission uploaded inside the window, fastest first (ties to the
+    earlier upload), computed from the submissions as they are now."""
+    qs = (
+        ranked_submissions(task=task, device_type=device_type)
+        .filter(_in_window(competition))
+        .select_related("user")
+        .defer("source", "logs")
+        .annotate(row=Window(RowNumber(), partition_by=[F("user_id")], order_by=BEST_FIRST))
+        .filter(row=1)
+        .order_by(*BEST_FIRST)
+    )
+    return list(qs)
+
+
+@dataclass
+class Board:
+    """The standings of one task on one device type."""
+
+    task: Task
+    device_type: str
+    rows: list[dict] = field(default_factory=list)
+    removed: list[dict] = field(default_factory=list)  # frozen entries a disqualification took out
+
+
+def _row(rank: int, submission_id: int, user, speedups, when) -> dict:
+    return {"rank": rank, "submission_id": submission_id, "username": user.get_username(),
+            "speedup_vs_compile": speedups[0], "speedup_vs_eager": speedups[1], "pct_of_floor": speedups[2],
+            "date": when}
+
+
+def _frozen_board(competition: Competition, task: Task, device_type: str) -> Board:
+    board = Board(task=task, device_type=device_type)
+    entries = (CompetitionEntry.objects.filter(competition=competition, task=task, device_type=device_type)
+               .select_related("user", "submission").order_by("rank"))
+    disqualified = disqualifications([e.submission_id for e in entries if e.submission.hidden])
+    for entry in entries:
+        speedups = (entry.speedup_vs_compile, entry.speedup_vs_eager, entry.pct_of_floor)
+        if entry.submission.hidden:
+            audit = disqualified.get(entry.submission_id)
+            board.removed.append({
+                **_row(entry.rank, entry.submission_id, entry.user, speedups, entry.submission.created_at),
+                "removed_at": audit.created_at if audit else None,
+                "removed_by": audit.actor.get_username() if audit and audit.actor else "",
+                "reason": audit.reason if audit else "",
+            })
+        else:
+            board.rows.append(_row(len(board.rows) + 1, entry.submission_id, entry.user, speedups,
+                                   entry.submission.created_at))
+            board.rows[-1]["rank_at_freeze"] = entry.rank
+    return board
+
+
+def disqualifications(submission_ids: list[int]) -> dict[int, AuditEntry]:
+    """The latest disqualification of each submission: who, when, why."""
+    found = {}
+    rows = (AuditEntry.objects.filter(submission_id__in=submission_ids, action=AuditEntry.Action.DISQUALIFY)
+            .select_related("actor").order_by("created_at"))
+    for audit in rows:
+        found[audit.submission_id] = audit
+    return found
+
+
+def standings(*, competition: Competition) -> list[Board]:
+    """Per task and device type: the frozen standings once frozen, else the live ones."""
+    boards = []
+    for task in competition.tasks.order_by("name"):
+        for device_type in competition.device_types:
+            if competition.frozen_at:
+                boards.append(_frozen_board(competition, task, device_type))
+                continue
+            board = Board(task=task, device_type=device_type)
+            for rank, s in enumerate(live_standings(competition=competition, task=task, device_type=device_type), 1):
+                speedups = (s.speedup_vs_compile, s.speedup_vs_eager, s.pct_of_floor)
+                board.rows.append(_row(rank, s.pk, s.user, speedups, s.created_at))
+            boards.append(board)
+    return boards
+
+
+def after_deadline(*, competition: Competition, limit: int = 50) -> list[Submission]:
+    """Ranked results uploaded after the close to the competition's tasks and devices: they rank
+    on the permanent boards (so every visitor may see them), never in the standings. Newest first."""
+    return list(
+        ranked_submissions()
+        .filter(_device_filter(competition), task__in=competition.tasks.all(), created_at__gte=competition.closes_at)
+        .select_related("user", "task").defer("source", "logs", "report")
+        .order_by("-created_at")[:limit]
+    )
+
+
+def competitions_for_submission(*, submission: Submission) -> list[dict]:
+    """The competitions a ranked submission was uploaded for: {"competition", "late"} each, late
+    when it came after the close (then it is evaluated and shown, never in the standings)."""
+    if submission.mode != Submission.Mode.RANKED:
+        return []
+    candidates = Competition.objects.filter(tasks=submission.task, opens_at__lte=submission.created_at)
+    return [
+        {"competition": c, "late": submission.created_at >= c.closes_at}
+        for c in candidates.order_by("opens_at")
+        if submission.device_type in _device_types_matched(c)
+    ]
+
+
+def _device_types_matched(competition: Competition) -> set[str]:
+    return {*competition.device_types, *(d.split(":", 1)[0] for d in competition.device_types)}
+
+
+def competition_open_reason(*, submission: Submission) -> str:
+    """Why a competition opens this submission's code: an entry of frozen standings that no
+    disqualification took out. "" otherwise."""
+    if submission.hidden or not submission.pk:
+        return ""
+    entry = (CompetitionEntry.objects.filter(submission_id=submission.pk, competition__frozen_at__isnull=False)
+             .select_related("competition").order_by("competition__closes_at").first())
+    if entry is None:
+        return ""
+    c = entry.competition
+    return f"an entry in the standings of the competition “{c.title}”, which closed on {c.closes_at:%Y-%m-%d %H:%M} UTC"
+
+
+def frozen_entries(*, competition: Competition) -> QuerySet[CompetitionEntry]:
+    """Every entry of the frozen standings, removed ones included, in standings order."""
+    return (CompetitionEntry.objects.filter(competition=competition)
+            .select_related("task", "user", "submission").order_by("task__name", "device_type", "rank"))

@@ -1,0 +1,73 @@
+"""A competition's standings as JSON Lines: one entry a line. `manage.py export --competition SLUG`
+and the competition page's download both write what `competition_export_lines` yields.
+
+Each line: the competition, task, device type, rank (null for an entry a disqualification took
+out, which then carries `disqualified`: when and why), user, submission id and upload time, the
+verdict it entered with, the speedups and per-shape medians as they were frozen, the report, and
+the source only when its code is open to every visitor (selectors.code_open_reason; the runner's
+logs inside the report follow the same rule).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from leaderboard import selectors
+from leaderboard.competition_reads import disqualifications, frozen_entries
+from leaderboard.models import Competition
+
+SHAPE_KEYS = ("shape", "candidate_ms", "eager_ms", "compile_ms", "floor_ms", "speedup_vs_compile", "speedup_vs_eager")
+
+
+class NotReady(Exception):
+    """The standings are not frozen yet: nothing final to export."""
+
+
+def _iso(dt) -> str | None:
+    return dt.isoformat() if dt else None
+
+
+def competition_export_lines(*, competition: Competition) -> Iterator[str]:
+    """The export, a line (with its newline) at a time. Raises NotReady before the freeze."""
+    if not competition.frozen_at:
+        raise NotReady(f"The standings of {competition.slug} are not frozen yet: the competition closes "
+                       f"{competition.closes_at:%Y-%m-%d %H:%M} UTC and freezes once every result "
+                       "uploaded before then is in.")
+    entries = list(frozen_entries(competition=competition))
+    removed = disqualifications([e.submission_id for e in entries if e.submission.hidden])
+    ranks: dict[tuple, int] = {}
+    for entry in entries:
+        sub = entry.submission
+        open_reason = selectors.code_open_reason(submission=sub)
+        report = dict(entry.report or {})
+        if not open_reason:
+            report.pop("logs", None)
+        line = {
+            "competition": competition.slug,
+            "task": entry.task.name,
+            "device": entry.device_type,
+            "rank": None,
+            "rank_at_freeze": entry.rank,
+            "user": entry.user.get_username(),
+            "submission": sub.pk,
+            "uploaded_at": _iso(sub.created_at),
+            "verdict": "verified",
+            "disqualified": None,
+            "speedup_vs_compile": entry.speedup_vs_compile,
+            "speedup_vs_eager": entry.speedup_vs_eager,
+            "pct_of_floor": entry.pct_of_floor,
+            "shapes": [{k: row.get(k) for k in SHAPE_KEYS} for row in report.get("shapes") or []],
+            "report": report,
+            "code_open": open_reason,
+            "source": sub.source if open_reason else None,
+        }
+        if sub.hidden:
+            audit = removed.get(sub.pk)
+            line["verdict"] = sub.verdict
+            line["disqualified"] = {"at": _iso(audit.created_at) if audit else None,
+                                    "reason": audit.reason if audit else ""}
+        else:
+            board = (entry.task_id, entry.device_type)
+            ranks[board] = ranks.get(board, 0) + 1
+            line["rank"] = ranks[board]
+        yield json.dumps(line, ensure_ascii=False, sort_keys=False) + "\n"

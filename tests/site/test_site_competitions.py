@@ -1,0 +1,246 @@
+"""Competitions with the clock under the test's control (time-machine): open, submit, close, a late
+submission, the freeze, code opening, a disqualification after the close, and the export.
+
+Uploads go through services.submission_create and finish through the worker's own claim and
+store_result; only the evaluator's report is made up (site_helpers.report_for)."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone as dt_timezone
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.management import CommandError, call_command
+
+from leaderboard import competition_reads as reads
+from leaderboard import competitions, opencode, selectors, services
+from leaderboard.export import NotReady, competition_export_lines
+from leaderboard.models import AuditEntry, Competition, Submission
+
+from site_helpers import SOURCE, report_for
+
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2030, 3, 1, 12, 0, tzinfo=dt_timezone.utc)
+OPENS, CLOSES = T0 + timedelta(hours=1), T0 + timedelta(hours=3)
+
+
+@pytest.fixture
+def at(time_machine):
+    """at(hours after T0): the clock stands there until moved again."""
+    def move(hours: float):
+        time_machine.move_to(T0 + timedelta(hours=hours), tick=False)
+    move(0)
+    return move
+
+
+@pytest.fixture
+def users(db):
+    User = get_user_model()
+    return {name: User.objects.create_user(name, password="pw-" + name + "-1234") for name in ("ann", "ben", "cy")}
+
+
+@pytest.fixture
+def race(task, staff, at):
+    competition = Competition(slug="spring-race", title="Spring race", text="Fastest softmax wins.",
+                              device_types=["cpu"], opens_at=OPENS, closes_at=CLOSES)
+    return competitions.competition_save(competition=competition, tasks=[task], actor=staff)
+
+
+def upload(user, task, *, mode="ranked") -> Submission:
+    return services.submission_create(user=user, task=task, source=SOURCE + f"# {user}\n", filename="k.py", mode=mode)
+
+
+def finish(sub: Submission, *, speedup=1.2, verdict="verified", codes=()) -> Submission:
+    claimed = services.submission_claim(submission_id=sub.pk, worker="test")
+    report = report_for(sub.task, device="cpu", mode=sub.mode, speedup=speedup, verdict=verdict, codes=codes)
+    assert services.submission_store_result(submission=claimed, report=report)
+    sub.refresh_from_db()
+    return sub
+
+
+def board(competition, task, device="cpu"):
+    competition.refresh_from_db()
+    found = [b for b in reads.standings(competition=competition) if b.task == task and b.device_type == device]
+    return found[0]
+
+
+def names(b) -> list[str]:
+    return [r["username"] for r in b.rows]
+
+
+def test_only_uploads_inside_the_window_enter_one_best_per_user(task, users, race, at):
+    at(0.5)
+    early = finish(upload(users["ann"], task), speedup=3.0)  # before the opening
+    assert reads.competition_state(competition=race) == reads.UPCOMING
+    at(1)  # the opening instant belongs to the window
+    assert reads.competition_state(competition=race) == reads.OPEN
+    finish(upload(users["ann"], task), speedup=1.1)
+    at(1.5)
+    best = finish(upload(users["ann"], task), speedup=1.4)
+    ben = finish(upload(users["ben"], task), speedup=1.3)
+    finish(upload(users["cy"], task, mode="test"))  # test runs never rank
+    rows = board(race, task).rows
+    assert [(r["username"], r["submission_id"]) for r in rows] == [("ann", best.pk), ("ben", ben.pk)]
+    assert early.pk not in [r["submission_id"] for r in rows]
+    # the permanent board still has ann's fastest, the one from before the opening
+    assert selectors.leaderboard_for_task(task=task, device_type="cpu")[0].pk == early.pk
+
+
+def test_standings_are_per_device(task, users, race, at, settings):
+    race.device_types = ["cpu", "cuda:NVIDIA H200"]
+    competitions.competition_save(competition=race, tasks=[task], actor=None)
+    at(2)
+    finish(upload(users["ann"], task), speedup=1.2)
+    settings.WORKER_DEVICE, settings.WORKER_GPU_NAME = "cuda", "NVIDIA H200"
+    gpu = upload(users["ben"], task)
+    claimed = services.submission_claim(submission_id=gpu.pk, worker="gpu0")
+    assert services.submission_store_result(submission=claimed, report=report_for(task, device="cuda", speedup=1.5))
+    assert names(board(race, task, "cpu")) == ["ann"]
+    assert names(board(race, task, "cuda:NVIDIA H200")) == ["ben"]
+
+
+def test_close_late_upload_and_the_freeze_waiting_for_results(task, users, race, at):
+    at(2)
+    ann = finish(upload(users["ann"], task), speedup=1.2)
+    at(2.99)
+    ben_upload = upload(users["ben"], task)  # in time, evaluated after the close
+    at(3)  # the closing instant is already late
+    late = upload(users["cy"], task)
+    assert reads.competition_state(competition=race) == reads.SETTLING
+    assert reads.pending_count(competition=race) == 1  # ben's; cy's is after the deadline
+    assert competitions.competition_freeze(competition=race) is False
+    assert not Competition.objects.get(pk=race.pk).frozen_at
+
+    at(3.2)
+    finish(ben_upload, speedup=1.5)
+    finish(late, speedup=9.0)  # still evaluated and stored
+    assert competitions.competitions_freeze_due() == 1
+    race.refresh_from_db()
+    assert race.frozen_at == T0 + timedelta(hours=3.2)
+    assert reads.competition_state(competition=race) == reads.FROZEN
+    assert names(board(race, task)) == ["ben", "ann"]
+    assert [s.pk for s in reads.after_deadline(competition=race)] == [late.pk]
+    late.refresh_from_db()
+    assert late.is_ranked  # it ranks on the permanent board
+    assert reads.competitions_for_submission(submission=late) == [{"competition": race, "late": True}]
+    assert reads.competitions_for_submission(submission=ann) == [{"competition": race, "late": False}]
+
+
+def test_frozen_standings_ignore_later_approvals_reruns_and_bans(task, users, race, staff, at):
+    at(2)
+    ann = finish(upload(users["ann"], task), speedup=1.2)
+    flagged = finish(upload(users["ben"], task), speedup=1.9, verdict="flagged", codes=("too_fast_vs_compile",))
+    at(4)
+    assert competitions.competitions_freeze_due() == 1
+    services.submission_approve(submission=flagged, actor=staff, reason="honest")  # after the freeze
+    services.submission_rerun(submission=ann, actor=staff, reason="new evaluator")
+    services.user_ban(user=users["ann"], actor=staff, reason="elsewhere")
+    rows = board(race, task).rows
+    assert [(r["username"], r["speedup_vs_compile"]) for r in rows] == [("ann", 1.2)]
+
+
+def test_code_opens_at_the_freeze_and_staff_withholding_wins(task, users, race, staff, at):
+    at(2)
+    ann = finish(upload(users["ann"], task), speedup=1.2)
+    ben = finish(upload(users["ben"], task), speedup=1.1)
+    mine = finish(upload(users["cy"], task, mode="test"))
+    mine = services.submission_publish(submission=mine, actor=users["cy"])  # an owner may publish earlier
+    assert selectors.code_open_reason(submission=mine).startswith("published by its owner")
+    assert selectors.code_open_reason(submission=ann) == ""
+    at(3.5)
+    assert selectors.code_open_reason(submission=ann) == ""  # closed but not frozen yet
+    competitions.competitions_freeze_due()
+    reason = selectors.code_open_reason(submission=ann)
+    assert "Spring race" in reason and "2030-03-01 15:00" in reason
+    assert selectors.code_visible(submission=ann, user=users["ben"])
+
+    opencode.submission_withhold(submission=ann, actor=staff, reason="holds a licensed snippet")
+    opencode.submission_withhold(submission=mine, actor=staff, reason="same")
+    for sub in (ann, mine):
+        sub.refresh_from_db()
+        assert selectors.code_open_reason(submission=sub) == ""
+        assert not selectors.code_visible(submission=sub, user=users["ben"])
+        assert selectors.code_visible(submission=sub, user=sub.user)  # the owner still reads it
+    assert AuditEntry.objects.filter(submission=ann, action="withhold", actor=staff).exists()
+    with pytest.raises(ValidationError, match="reason is required"):
+        opencode.submission_withhold(submission=ben, actor=staff, reason=" ")
+    with pytest.raises(ValidationError, match="Only staff"):
+        opencode.submission_withhold(submission=ben, actor=users["cy"], reason="mine now")
+    opencode.submission_release(submission=ann, actor=staff)
+    ann.refresh_from_db()
+    assert "Spring race" in selectors.code_open_reason(submission=ann)
+
+
+def test_a_disqualification_after_the_close_removes_the_entry_and_is_listed(task, users, race, staff, at):
+    at(2)
+    ann = finish(upload(users["ann"], task), speedup=1.5)
+    finish(upload(users["ben"], task), speedup=1.2)
+    finish(upload(users["cy"], task), speedup=1.1)
+    at(4)
+    competitions.competitions_freeze_due()
+    assert names(board(race, task)) == ["ann", "ben", "cy"]
+    at(5)
+    services.submission_disqualify(submission=ann, actor=staff, reason="caches the output across calls")
+    b = board(race, task)
+    assert [(r["rank"], r["username"], r["rank_at_freeze"]) for r in b.rows] == [(1, "ben", 2), (2, "cy", 3)]
+    [removed] = b.removed
+    assert removed["username"] == "ann" and removed["rank"] == 1
+    assert removed["reason"] == "caches the output across calls" and removed["removed_by"] == "staff"
+    assert removed["removed_at"] == T0 + timedelta(hours=5)
+    ann.refresh_from_db()
+    assert selectors.code_open_reason(submission=ann) == ""  # no longer an entry
+
+
+def test_the_export_has_one_line_per_entry_and_source_only_when_open(task, users, race, staff, at, tmp_path):
+    at(2)
+    ann = finish(upload(users["ann"], task), speedup=1.5)
+    ben = finish(upload(users["ben"], task), speedup=1.2)
+    with pytest.raises(NotReady):
+        list(competition_export_lines(competition=race))
+    with pytest.raises(CommandError, match="not frozen yet"):
+        call_command("export", competition="spring-race")
+    with pytest.raises(CommandError, match="no competition 'nope'; known: spring-race"):
+        call_command("export", competition="nope")
+    at(4)
+    opencode.submission_withhold(submission=ben, actor=staff, reason="withheld")
+    out = tmp_path / "race.jsonl"
+    call_command("export", competition="spring-race", output=str(out))  # freezes first
+    services.submission_disqualify(submission=ann, actor=staff, reason="forged timing")
+    race.refresh_from_db()
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(x["user"], x["rank"]) for x in lines] == [("ann", 1), ("ben", 2)]
+    first = lines[0]
+    assert (first["competition"], first["task"], first["device"], first["verdict"]) == ("spring-race", "softmax", "cpu", "verified")
+    assert first["speedup_vs_compile"] == 1.5 and first["shapes"][0]["candidate_ms"] == 0.15
+    assert first["report"]["verdict"] == "verified" and first["source"] == ann.source
+    assert first["report"]["logs"] == "runner output"
+    assert lines[1]["source"] is None and "logs" not in lines[1]["report"]  # withheld
+
+    after = [json.loads(line) for line in competition_export_lines(competition=race)]
+    assert [(x["user"], x["rank"], x["rank_at_freeze"]) for x in after] == [("ann", None, 1), ("ben", 1, 2)]
+    assert after[0]["verdict"] == "rejected" and after[0]["disqualified"]["reason"] == "forged timing"
+    assert after[0]["source"] is None
+
+
+def test_what_decided_frozen_standings_cannot_change(task, race, staff, at):
+    at(4)
+    competitions.competitions_freeze_due()
+    race.refresh_from_db()
+    race.closes_at = CLOSES + timedelta(days=1)
+    with pytest.raises(ValidationError, match="frozen: its closes_at"):
+        competitions.competition_save(competition=race, tasks=[task], actor=staff)
+    race.refresh_from_db()
+    race.title = "Spring race 2030"
+    competitions.competition_save(competition=race, tasks=[task], actor=staff)
+    assert Competition.objects.get(pk=race.pk).title == "Spring race 2030"
+
+
+def test_bad_competitions_are_refused_field_by_field(task, staff, at):
+    bad = Competition(slug="x", title=" ", device_types=[], opens_at=OPENS, closes_at=OPENS)
+    with pytest.raises(ValidationError) as info:
+        competitions.competition_save(competition=bad, tasks=[], actor=staff)
+    errors = info.value.message_dict
+    assert set(errors) == {"title", "tasks", "device_types", "closes_at"}
+    assert not Competition.objects.exists()
