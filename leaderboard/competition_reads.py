@@ -169,19 +169,6 @@ def _device_types_matched(competition: Competition) -> set[str]:
     return {*competition.device_types, *(d.split(":", 1)[0] for d in competition.device_types)}
 
 
-def competition_open_reason(*, submission: Submission) -> str:
-    """Why a competition opens this submission's code: an entry of frozen standings that no
-    disqualification took out. "" otherwise."""
-    if submission.hidden or not submission.pk:
-        return ""
-    entry = (CompetitionEntry.objects.filter(submission_id=submission.pk, competition__frozen_at__isnull=False)
-             .select_related("competition").order_by("competition__closes_at").first())
-    if entry is None:
-        return ""
-    c = entry.competition
-    return f"an entry in the standings of the competition “{c.title}”, which closed on {c.closes_at:%Y-%m-%d %H:%M} UTC"
-
-
 def frozen_entries(*, competition: Competition) -> QuerySet[CompetitionEntry]:
     """Every entry of the frozen standings, removed ones included, in standings order."""
     return (CompetitionEntry.objects.filter(competition=competition)

@@ -2,7 +2,9 @@
 
 Withholding wins over every reason code opens for (an owner's publication, a closed competition;
 selectors.code_open_reason): the code and logs then stay with the owner and staff. Both are
-audited like the other staff decisions, with a required reason for withholding.
+audited like the other staff decisions, with a required reason for withholding. The reason a
+closed competition opens code lives here too: selectors asks it, and the competition reads import
+selectors.
 """
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboard.models import AuditEntry, Submission
+from leaderboard.models import AuditEntry, CompetitionEntry, Submission
 
 
 class NotAllowed(ValidationError):
@@ -51,3 +53,16 @@ def submission_release(*, submission: Submission, actor, reason: str = "") -> Su
         submission.save(update_fields=["code_withheld_at"])
         _audit(action=AuditEntry.Action.RELEASE, actor=actor, reason=(reason or "").strip(), submission=submission)
     return submission
+
+
+def competition_open_reason(*, submission: Submission) -> str:
+    """Why a competition opens this submission's code: an entry of frozen standings that no
+    disqualification took out. "" otherwise."""
+    if submission.hidden or not submission.pk:
+        return ""
+    entry = (CompetitionEntry.objects.filter(submission_id=submission.pk, competition__frozen_at__isnull=False)
+             .select_related("competition").order_by("competition__closes_at").first())
+    if entry is None:
+        return ""
+    c = entry.competition
+    return f"an entry in the standings of the competition “{c.title}”, which closed on {c.closes_at:%Y-%m-%d %H:%M} UTC"

@@ -5,6 +5,7 @@ from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery, Win
 from django.db.models.functions import RowNumber
 
 from leaderboard import scoring
+from leaderboard.opencode import competition_open_reason
 from leaderboard.models import AuditEntry, Profile, Submission, Task
 
 # What may rank: a finished, ranked, verified, visible result of a user who is not banned.
@@ -108,8 +109,6 @@ def code_open_reason(*, submission: Submission) -> str:
     """Why this submission's code is open to every visitor, in words; "" while it is not.
     Every reason code opens for goes here (an owner's publication, an entry of a closed
     competition's standings), so every page asks one place. Staff withholding wins over both."""
-    from leaderboard.competition_reads import competition_open_reason
-
     if submission.code_withheld_at:
         return ""
     if submission.published_at:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
-from leaderboard import competitions, services
+from leaderboard import competitions, routing, scoring
 from leaderboard.models import Competition, Submission, Task
 from leaderboard.web.present import device_label
 
@@ -16,7 +16,7 @@ FROZEN_FIELDS = ("tasks", "device_types", "opens_at", "closes_at")
 def known_device_types(extra=()) -> list[str]:
     """Device types a competition may name: those with published floors, this site's own, those
     with submissions, and whatever the competition already names."""
-    found = set(services.CEILINGS) | {services.default_device_type()} | set(extra or ())
+    found = set(scoring.CEILINGS) | {routing.default_device_type()} | set(extra or ())
     found |= set(Submission.objects.order_by().values_list("device_type", flat=True).distinct())
     return sorted(found, key=lambda d: (d == "cpu", d))
 
