@@ -66,25 +66,34 @@ def item(request, pk: int):
     })
 
 
+DONE = {"approve": "approved: it ranks", "disqualify": "disqualified: hidden from every leaderboard",
+        "rerun": "queued for a new evaluation"}
+
+
 @staff_member_required
 @require_POST
 def decide(request, pk: int):
+    return staff_decision(request, pk, AuditDecisionForm, DECISIONS, DONE)
+
+
+def staff_decision(request, pk: int, form_class, decisions: dict, done: dict):
+    """A staff decision on one submission from the console's item page: the form's `action` picks
+    the service in `decisions`, which audits it; the outcome or the problems come back as
+    messages on the item page."""
     submission = Submission.objects.filter(pk=pk).first()
     if submission is None:
         raise Http404("No such submission")
-    form = AuditDecisionForm(request.POST)
+    form = form_class(request.POST)
     if not form.is_valid():
         for errors in form.errors.values():
             for e in errors:
                 messages.error(request, e)
         return redirect("audit_item", pk=pk)
-    action, reason = form.cleaned_data["action"], form.cleaned_data["reason"]
+    action = form.cleaned_data["action"]
     try:
-        DECISIONS[action](submission=submission, actor=request.user, reason=reason)
+        decisions[action](submission=submission, actor=request.user, reason=form.cleaned_data["reason"])
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
-        return redirect("audit_item", pk=pk)
-    done = {"approve": "approved: it ranks", "disqualify": "disqualified: hidden from every leaderboard",
-            "rerun": "queued for a new evaluation"}[action]
-    messages.success(request, f"#{pk} {done}. The audit log has your reason.")
+    else:
+        messages.success(request, f"#{pk}: {done[action]}. The audit log has your reason.")
     return redirect("audit_item", pk=pk)

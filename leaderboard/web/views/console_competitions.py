@@ -11,8 +11,9 @@ from django.views.decorators.http import require_POST
 
 from leaderboard import competition_reads as reads
 from leaderboard import opencode
-from leaderboard.models import Competition, Submission
+from leaderboard.models import Competition
 from leaderboard.web.competition_forms import CodeDecisionForm, CompetitionForm
+from leaderboard.web.views.audit import staff_decision
 
 
 @staff_member_required
@@ -63,20 +64,4 @@ DONE = {"withhold": "its code is withheld: only its owner and staff can read it"
 @staff_member_required
 @require_POST
 def code_decide(request, pk: int):
-    submission = Submission.objects.filter(pk=pk).first()
-    if submission is None:
-        raise Http404("No such submission")
-    form = CodeDecisionForm(request.POST)
-    if not form.is_valid():
-        for errors in form.errors.values():
-            for e in errors:
-                messages.error(request, e)
-        return redirect("audit_item", pk=pk)
-    action = form.cleaned_data["action"]
-    try:
-        DECISIONS[action](submission=submission, actor=request.user, reason=form.cleaned_data["reason"])
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
-    else:
-        messages.success(request, f"#{pk}: {DONE[action]}. The audit log has it.")
-    return redirect("audit_item", pk=pk)
+    return staff_decision(request, pk, CodeDecisionForm, DECISIONS, DONE)
