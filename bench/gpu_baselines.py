@@ -1,4 +1,4 @@
-"""The card's ceilings and every task's baselines on a GPU, as published in docs/gpu-results.md.
+"""The card's ceilings and every task's baselines on a GPU, as published in docs/bench/gpu-baselines.md.
 
     python bench/gpu_baselines.py --json OUT.json
 

@@ -1,15 +1,14 @@
 """Does torch.compile of the same reference run at the same speed after every cold compile?
 
-Calibration read torch.compile-as-a-kernel against the torch.compile baseline at 0.95 (softmax) and
-1.03 (layernorm) on the H200 (docs/gpu-results.md section 2). The two sides compile separately: the
-baseline runner in the judge's persistent cache, the candidate's runner cold in a cache of its own.
-Inductor autotunes its reduction kernels among a few configurations at the first call, so two cold
-compiles may pick differently. This script compiles each task's reference in COMPILES fresh
-processes, each with an empty inductor and Triton cache, and times each in a loop (L2 flushed,
-median of 50 calls, the do_bench regime of bench/gpu_timing_diag.py). If the medians differ by
-more than the 3 % calibration target between cold compiles, the lottery is torch.compile's own.
-Then COMPILES more processes share one warm cache (the same kernels and picks): if those still
-differ, the variation is the process's, not the autotuner's.
+Calibration compares torch.compile-as-a-kernel with the torch.compile baseline, and the two sides
+compile separately: the baseline runner in the judge's persistent cache, the candidate's runner
+cold in a cache of its own. Inductor autotunes its reduction kernels among a few configurations at
+the first call, so two cold compiles may pick differently (docs/bench/gpu-compile-variance.md).
+This script compiles each task's reference in COMPILES fresh processes, each with an empty
+inductor and Triton cache, and times each in a loop (L2 flushed, median of 50 calls). If the
+medians differ by more than the 3 % calibration bound between cold compiles, the lottery is
+torch.compile's own. Then COMPILES more processes share one warm cache (the same kernels and
+picks): if those still differ, the variation is the process's, not the autotuner's.
 
     python3 bench/gpu_compile_variance.py [--json OUT] [--tasks softmax layernorm]
 """

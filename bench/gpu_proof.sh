@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# The GPU proof (issue 6), one command on a GPU host:   bench/gpu_proof.sh OUTDIR [stage ...]
-# Stages (default: all, in this order): smoke probe diag compilevar examples calibrate baselines
-# exploits sandbox sanitizer spread; on request also spreadab (the spread alternating two timing
-# settings, SPREAD_AB) and tune (bench/tune_examples.py, TUNE_SECTIONS / TUNE_STAGES).
+# The GPU proof, one command on a GPU host:   bench/gpu_proof.sh OUTDIR [stage ...]
+# Stages (default: all, in this order): smoke probe compilevar examples calibrate baselines
+# exploits sandbox sanitizer spread; on request also tune (bench/tune_examples.py, TUNE_SECTIONS /
+# TUNE_STAGES).
 # Task lists: EXAMPLE_TASKS, CAL_TASKS (default all five), COMPILEVAR_TASKS (default softmax),
 # BASELINE_TASKS (comma-separated; default all five), EXPLOITS_K (a pytest -k expression: only
 # those exploit tests). Each writes JSON/logs under OUTDIR, which ends packed as OUTDIR.tgz (the
-# device tool returns at most 8 files). docs/gpu-results.md quotes them. Runs as root (the judge
+# device tool returns at most 8 files). docs/bench/gpu-proof.md quotes them. Runs as root (the judge
 # drops the runner to uid 65534). A whole run is ~25 min: split it over calls of 10 min.
 set -uo pipefail
 OUT="${1:?usage: bench/gpu_proof.sh OUTDIR [stage ...]}"; shift
 mkdir -p "$OUT"
-STAGES="${*:-smoke probe diag compilevar examples calibrate baselines exploits sandbox sanitizer spread}"
+STAGES="${*:-smoke probe compilevar examples calibrate baselines exploits sandbox sanitizer spread}"
 PY="${PYTHON:-python3}"
 export PYTHONUNBUFFERED=1
 TASKS="softmax layernorm gelu_bias_residual matmul_bias_relu transformer_block"
@@ -19,7 +19,7 @@ TASKS="softmax layernorm gelu_bias_residual matmul_bias_relu transformer_block"
 stamp() { date +%s.%N; }
 since() { $PY -c "import sys,time;print(round(time.time()-float(sys.argv[1]),2))" "$1"; }
 took() { echo "$1 $(since "$2")" >> "$OUT/stage_seconds.txt"; }
-# one ranked evaluation of examples/softmax.py for the spread stages: spread_eval JSON SAMPLES_DIR
+# one ranked evaluation of examples/softmax.py for the spread stage: spread_eval JSON SAMPLES_DIR
 spread_eval() {
   EVALUATOR_SAMPLES_DIR="$2" EVALUATOR_SANITIZE=0 timeout 200 $PY -m evaluator run examples/softmax.py --task softmax --device cuda --json "$1" 2>&1 | grep -i speedup
 }
@@ -56,8 +56,6 @@ for stage in $STAGES; do
           tar czf "$OUT.tgz" -C "$(dirname "$OUT")" "$(basename "$OUT")"; exit 3
         fi
       fi ;;
-    diag)
-      DIAG_FAST=1 timeout 200 $PY bench/gpu_timing_diag.py --json "$OUT/diag.json" 2>&1 | grep -v -i warn ;;
     compilevar)
       timeout ${COMPILEVAR_TIMEOUT:-400} $PY bench/gpu_compile_variance.py --tasks ${COMPILEVAR_TASKS:-softmax} --json "$OUT/compile_variance.json" 2>&1 | grep -v -i warn ;;
     examples)
@@ -88,20 +86,10 @@ for stage in $STAGES; do
         timeout ${SANITIZE_TIMEOUT:-300} $PY -m evaluator run "$f" --task softmax --device cuda --json "$OUT/sanitize_$n.json" 2>&1 | tail -6
       done ;;
     spread)
-      # every timed call's ms go to samples/ (judge.py _write_samples): the estimator study below
+      # five ranked evaluations back to back; every batch's window goes to samples/
       for i in 1 2 3 4 5; do
         spread_eval "$OUT/spread_$i.json" "$OUT/samples"
-      done
-      $PY bench/spread_estimators.py "$OUT/samples" --json "$OUT/spread_estimators.json" ;;
-    spreadab)
-      # the same spread, alternating two settings of the timing (SPREAD_AB: two VAR=VALUE words;
-      # default: 1 and 3 ms of pre-flush writes)
-      for i in $(seq 1 ${SPREAD_RUNS:-3}); do
-        for setting in ${SPREAD_AB:-EVALUATOR_GPU_WARM_MS=1 EVALUATOR_GPU_WARM_MS=3}; do
-          (export "${setting?}"; spread_eval "$OUT/spread_${setting##*_}_$i.json" "$OUT/samples_${setting##*_}") | sed "s/^/$setting: /"
-        done
-      done
-      for d in "$OUT"/samples_*; do echo "$d"; $PY bench/spread_estimators.py "$d"; done ;;
+      done ;;
     tune)
       TUNE_STAGES=${TUNE_STAGES:-attn} timeout ${TUNE_TIMEOUT:-300} $PY bench/tune_examples.py --sections ${TUNE_SECTIONS:-sweep} --out "$OUT/tune" 2>&1 | tail -30 ;;
   esac

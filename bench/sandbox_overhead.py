@@ -1,6 +1,6 @@
 """Sandbox overhead per evaluation, for each backend, beside the time of the evaluation itself.
 
-    .venv/bin/python bench/sandbox_overhead.py [--runs 20] [--evals 5] [--write docs/sandbox-bench.md]
+    .venv/bin/python bench/sandbox_overhead.py [--runs 20] [--evals 5] [--write docs/bench/sandbox-overhead.md]
 
 Three numbers per backend (medians):
 - empty box: the whole cost of one box around `/usr/bin/true` (create, start, exit, read the
@@ -106,8 +106,13 @@ def render(rows, host_s: float, args) -> str:
     lines = [
         "# Sandbox overhead (bench/sandbox_overhead.py)",
         "",
+        "What it measures: the time a sandbox adds to one evaluation, per backend: an empty box around",
+        "`/usr/bin/true`, and `sandbox.evaluate` of an honest softmax upload (test mode) beside the same",
+        "evaluation run on the host without a box. On a GPU host the report's `phases.sandbox_s` gives",
+        "the same figure per evaluation (docs/bench/gpu-proof.md, Sandbox).",
+        "",
         f"Command: `.venv/bin/python bench/sandbox_overhead.py --runs {args.runs} --evals {args.evals}"
-        f" --write docs/sandbox-bench.md`",
+        f" --write docs/bench/sandbox-overhead.md`",
         f"Machine: {os.cpu_count()} CPUs ({cpu}), Linux {platform.release()}, Python {platform.python_version()}; "
         f"{time.strftime('%Y-%m-%d')}; load average at the end {load}.",
         "",

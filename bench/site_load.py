@@ -2,7 +2,7 @@
 
     eval "$(scripts/services.sh env)"
     .venv/bin/python bench/site_load.py                 # seed (once), measure, print markdown
-    .venv/bin/python bench/site_load.py --write docs/site-bench.md
+    .venv/bin/python bench/site_load.py --write docs/bench/site-load.md
 
 What it does, against the PostgreSQL and Redis of $DATABASE_URL / $REDIS_URL:
 1. a database of its own (`<name>_bench` beside $DATABASE_URL's), migrated, the evaluator's

@@ -259,8 +259,8 @@ def _v(bm, bn, bk, w, st, split, mode, group=8, **extra):
                        GROUP_M=group, **MODES[mode], **extra)
 
 
-# the variants that were near the best in the first two GPU runs (docs/examples.md has the
-# wider sweeps and what they showed)
+# the variants near the best of wider sweeps (docs/bench/tune-examples.md): a short list keeps the
+# sweep inside one device call
 MATMUL_SWEEP = (
     [_v(128, 256, 64, 8, 3, False, "P", g) for g in (8, 16)]
     + [_v(128, 256, 64, 8, 3, False, "F", 16), _v(128, 256, 64, 8, 3, False, "N", 32),
@@ -277,7 +277,7 @@ SWEEP = {
     "swiglu": [_v(128, 128, 64, 8, 4, True, "N", g) for g in (8, 16)]
     + [_v(128, 64, 64, 4, 3, True, "P2")],
     # the example's own candidates (ATTN_CANDIDATES) are added in front when the sweep runs
-    # (a sweep of nine, less its two winners and the slowest: docs/gpu-results.md sec. 3)
+    # (the tiles of docs/bench/tune-examples.md less the two candidates and the slowest)
     "attn": [
         ("128x32 w4 s4", dict(BM=128, BN=32, num_warps=4, num_stages=4)),
         ("128x64 w8 s4", dict(BM=128, BN=64, num_warps=8, num_stages=4)),

@@ -13,8 +13,8 @@ name made from the hash of that source, so a runner that compiles the same funct
 pick at the same place in its own cache and uses it instead of benchmarking. Nothing else: the
 compiled graphs hold absolute paths into the judge's cache (a copied one made the runner write
 there: PermissionError on the H200), and a copied Triton cache crashed every Triton launch in the
-runner with SIGSEGV (docs/gpu-results.md). No inputs, seeds or answers are in a pick. The copy is
-the runner's own: it can change it, and nothing flows back to the judge.
+runner with SIGSEGV (docs/bench/gpu-compile-variance.md). No inputs, seeds or answers are in a
+pick. The copy is the runner's own: it can change it, and nothing flows back to the judge.
 """
 from __future__ import annotations
 

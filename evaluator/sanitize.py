@@ -8,7 +8,7 @@ PyTorch caching allocator is off in it so that each tensor is its own allocation
 its end lands outside any allocation, where memcheck sees it.
 
 Used from the CLI and the Python API after the judge's verdict; costs one process start plus the
-sanitizer's slowdown (measured in docs/gpu-results.md).
+sanitizer's slowdown (measured in docs/bench/gpu-proof.md).
 """
 from __future__ import annotations
 

@@ -324,7 +324,7 @@ def _attn_kernel(qd, kvd, o, T, H, D, s_t, s_ot, qk_scale,
 
 # Attention tiles tried at the first call of each (B, T, H) on a GPU with descriptors: the
 # fastest one then serves every later call of that size. The two winners of a sweep of
-# nine tiles (docs/examples.md): 128x128 with 8 warps at B4 T2048 (0.201 ms, the next 0.209) and
+# nine tiles (docs/bench/tune-examples.md): 128x128 with 8 warps at B4 T2048 (0.201 ms, the next 0.209) and
 # 64x64 with 4 warps at B1 T4096 (0.303 ms, the next 0.326).
 ATTN_CANDIDATES = (
     dict(BM=64, BN=64, num_warps=4, num_stages=3),
