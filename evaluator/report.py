@@ -10,7 +10,8 @@ import math
 
 SCHEMA = 1
 VERDICTS = ("verified", "flagged", "rejected")
-MODES = ("test", "ranked")
+# profile: the test-mode checks, then the kernel under a profiler for its owner (profile.py)
+MODES = ("test", "ranked", "profile")
 DEVICES = ("cpu", "cuda")
 
 # a rejected report failed a check; a flagged one passed every check but looks suspicious
@@ -67,12 +68,14 @@ def empty(*, task: str, mode: str, device: str) -> dict:
         # sandbox_s: the sandbox's own time around the evaluation (create, start, exit, read the
         # report, remove), filled in by sandbox.evaluate; 0 for an evaluation run without one
         "phases": {"startup_s": 0.0, "compile_s": 0.0, "correctness_s": 0.0, "timing_s": 0.0,
-                   "sanitizer_s": 0.0, "sandbox_s": 0.0},
+                   "sanitizer_s": 0.0, "profile_s": 0.0, "sandbox_s": 0.0},
         "kernels_launched": [],
         "sanitizer": [],
         "logs": "",
         "isolation": {},
         "ceilings": None,
+        # profile mode only: what the profiler saw (profile_report.py); the submission's claim
+        "profile": None,
     }
 
 
@@ -204,8 +207,8 @@ def validate(obj) -> dict:
     out["ceilings"] = None if ceilings is None else _flat(ceilings, "ceilings")
     for key in ("speedup_vs_compile", "speedup_vs_eager"):
         out[key] = _number(obj.get(key), key)
-        if out[key] is not None and (out["verdict"] == "rejected" or out["mode"] == "test"):
-            _fail(key, "must be null when rejected or in test mode")
+        if out[key] is not None and (out["verdict"] == "rejected" or out["mode"] != "ranked"):
+            _fail(key, "must be null when rejected or not ranked")
 
     shapes = []
     for i, row in enumerate(_list(obj.get("shapes", []), "shapes", MAX_SHAPES)):
@@ -264,4 +267,11 @@ def validate(obj) -> dict:
             "seconds": _number(r.get("seconds", 0.0), "sanitizer[].seconds", nullable=False, high=1e5),
             "note": _text(r.get("note", ""), "sanitizer[].note", 1000),
         })
+    profile = obj.get("profile")
+    if profile is not None:
+        if out["mode"] != "profile":
+            _fail("profile", "only a profile-mode report has one")
+        from .profile_report import validate as validate_profile
+
+        out["profile"] = validate_profile(profile)
     return out
