@@ -124,6 +124,10 @@ def summary(r: dict) -> str:
         lines.append(f"  tests: {passed}/{len(tests)} shapes passed")
     for code, reason in zip(r["reason_codes"], r["reasons"]):
         lines.append(f"  - [{code}] {reason}")
+    if r.get("profile"):
+        from .profile_report import summary_lines
+
+        lines += summary_lines(r["profile"])
     phases = r.get("phases", {})
     lines.append("  time: " + time_split(phases))
     return "\n".join(lines)

@@ -175,3 +175,35 @@ def _op(obj, where) -> dict:
     for key in OP_NUMBERS:
         out[key] = _number(obj.get(key), f"{where}.{key}")
     return out
+
+
+# ---- in words, for the command lines ------------------------------------------------------------
+
+SOL_HEADLINES = ("Duration", "DRAM Throughput", "Memory Throughput", "Compute (SM) Throughput")
+
+
+def summary_lines(profile: dict, rows: int = 10) -> list[str]:
+    """A validated profile as a few lines of text (`python -m evaluator run`, the site's CLI)."""
+    shape = ", ".join(f"{k}={v}" for k, v in (profile.get("shape") or {}).items())
+    floor = profile.get("floor_ms")
+    lines = [f"profile of {{{shape}}} with {profile['tool']}"
+             + (f"; roofline floor {floor:.4g} ms" if floor else "")]
+    ncu = profile.get("ncu")
+    if ncu and ncu["status"] != "ok":
+        lines.append(f"  ncu: {ncu['status']}: {ncu['note']}")
+    for k in profile.get("kernels") or []:
+        figures = []
+        for section in k["sections"]:
+            figures += [f"{m['name']} {m['value']} {m['unit']}".strip() for m in section["metrics"]
+                        if m["name"] in SOL_HEADLINES and section["name"].startswith("GPU Speed Of Light")]
+        share = f" (floor {floor / k['duration_ms'] * 100:.0f}% of it)" if floor and k.get("duration_ms") else ""
+        lines.append(f"  kernel {k['name'][:60]} grid {k['grid']} block {k['block']}{share}: " + "; ".join(figures))
+    ops = profile.get("ops") or []
+    if ops:
+        device = any(op["self_device_us"] is not None for op in ops)
+        lines.append(f"  {'name':<44}{'calls':>7}{'self CPU us':>13}" + (f"{'self device us':>16}" if device else ""))
+        for op in ops[:rows]:
+            lines.append(f"  {op['name'][:44]:<44}{op['calls']:>7}{op['self_cpu_us'] or 0:>13.1f}"
+                         + (f"{op['self_device_us'] or 0:>16.1f}" if device else ""))
+    lines += [f"  note: {n}" for n in profile.get("notes") or []]
+    return lines

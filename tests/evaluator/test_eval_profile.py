@@ -187,3 +187,16 @@ def test_a_rejected_kernel_is_not_profiled(evaluate):
     report = evaluate("def custom_kernel(x):\n    return x\n", mode="profile")
     assert report["verdict"] == "rejected" and report["mode"] == "profile"
     assert report["profile"] is None and report["phases"]["profile_s"] == 0.0
+
+
+def test_a_profile_in_lines_of_text():
+    p = validate(profile_report_dict())["profile"]
+    text = "\n".join(profile_report.summary_lines(p))
+    assert "profile of {M=8192, N=8192} with ncu; roofline floor 0.11 ms" in text
+    assert "kernel _softmax_rows grid (8192, 1, 1) block (1024, 1, 1) (floor 98% of it)" in text
+    assert "DRAM Throughput 91.52 %" in text and "Duration 112.35 usecond" in text
+    p.update(tool="torch.profiler", kernels=[], ncu={"status": "no_permission", "note": "ERR_NVGPUCTRPERM"},
+             ops=[{"name": "_softmax_rows", "kind": "kernel", "calls": 1, "self_cpu_us": 3.0, "cpu_total_us": 3.0,
+                   "self_device_us": 112.0, "device_total_us": 112.0}])
+    text = "\n".join(profile_report.summary_lines(p))
+    assert "ncu: no_permission: ERR_NVGPUCTRPERM" in text and "self device us" in text and "112.0" in text
