@@ -57,6 +57,7 @@ class Submission(models.Model):
     class Mode(models.TextChoices):
         TEST = "test", "test (correctness only, never ranked)"
         RANKED = "ranked", "ranked (full evaluation)"
+        PROFILE = "profile", "profile (correctness, then your kernel under a profiler; never ranked)"
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -234,3 +235,7 @@ class ApiToken(models.Model):
     def hash_key(key: str) -> str:
         # keys are 256 random bits: a plain hash is enough, no per-key salt or stretching needed
         return hashlib.sha256(key.encode()).hexdigest()
+
+
+# profile mode's stored files live in their own module; imported here so that Django registers them
+from leaderboard.profile_models import ProfileFile  # noqa: E402,F401
