@@ -53,7 +53,8 @@ def check_rate(*, user) -> None:
                           params={"retry_after_s": 60})
     minutes = max(1, (usage["time_left"] + 59) // 60)
     raise RateLimited(
-        f"Profile limit reached: {usage['limit']} profile runs per {_per(rate)}. Try again in {minutes} "
+        f"Profile limit reached: {usage['limit']} profile run{'s' if usage['limit'] != 1 else ''} per "
+        f"{_per(rate)}. Try again in {minutes} "
         f"minute{'s' if minutes != 1 else ''}; test and ranked uploads are not affected.",
         code="rate_limited", params={"retry_after_s": max(1, usage["time_left"])})
 

@@ -129,7 +129,7 @@ def test_the_upload_form_offers_profile_mode_and_refuses_past_its_limit(client, 
         assert client.post(reverse("upload"), data).status_code == 302
         refused = client.post(reverse("upload"), data)
         text = refused.content.decode()
-        assert refused.status_code == 429 and "Profile limit reached: 1 profile runs per hour" in text
+        assert refused.status_code == 429 and "Profile limit reached: 1 profile run per hour" in text
         assert "test and ranked uploads are not affected" in text
         assert client.post(reverse("upload"), {**data, "mode": "test"}).status_code == 302
     assert Submission.objects.filter(user=owner, mode="profile").count() == 1
