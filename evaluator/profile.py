@@ -399,10 +399,13 @@ def _child(argv) -> int:
     _sync(a.device)
     _write_output(out, a.dir)
     if a.tool == "ncu":
-        torch.cuda.profiler.start()
+        # ncu runs with --profile-from-start off: only these launches are profiled
+        if a.device == "cuda":
+            torch.cuda.profiler.start()
         kernel(*inputs)
-        torch.cuda.synchronize()
-        torch.cuda.profiler.stop()
+        _sync(a.device)
+        if a.device == "cuda":
+            torch.cuda.profiler.stop()
         return 0
     from .profile_torch import rows
 
