@@ -9,7 +9,7 @@ recorded as it finishes (a step that fails or runs out of time is recorded too, 
 1. environment: GPU, driver, torch, ncu's path and version, the driver's profiling restriction
    (RmProfilingAdminOnly in /proc/driver/nvidia/params), this process's uid and capabilities;
 2. probes outside the box: ncu (SpeedOfLight, one launch) on a tiny torch program as root, then as
-   uid 65534 the way the evaluator's profiling child runs (evaluator/profile.py `launch`): whether
+   uid 65534 the way the evaluator's profiling child runs (evaluator/profile_child.py `launch`): whether
    the counters are readable, and ncu's own error when not;
 3. `direct`: examples/softmax.py in profile mode through evaluator.api.evaluate_file on this host
    (judge as root, the profiled child as 65534): verdict, tool, ncu status, the .ncu-rep;
@@ -132,7 +132,7 @@ def probe_ncu(as_nobody: bool, python: str = sys.executable) -> dict:
     cmd = [ncu, "--section", "SpeedOfLight", "--launch-count", "1", "--csv", python, "-c", TINY]
     env = {**os.environ, "HOME": scratch, "TMPDIR": scratch, "PYTHONPATH": str(ROOT)}
     if as_nobody:
-        cmd = [python, "-P", "-s", "-m", "evaluator.profile", "launch", "--drop-to", "65534",
+        cmd = [python, "-P", "-s", "-m", "evaluator.profile_child", "launch", "--drop-to", "65534",
                "--expose", os.path.dirname(os.path.realpath(ncu)), "--", *cmd]
     result = run(cmd, timeout=180, env=env, cwd=scratch)
     shutil.rmtree(scratch, ignore_errors=True)
@@ -225,7 +225,7 @@ for who in ("root-in-box", "65534"):
     os.chmod(scratch, 0o1777)
     cmd = [ncu, "--section", "SpeedOfLight", "--launch-count", "1", "--csv", sys.executable, "-c", %(tiny)r]
     if who == "65534":
-        cmd = [sys.executable, "-P", "-s", "-m", "evaluator.profile", "launch", "--drop-to", "65534",
+        cmd = [sys.executable, "-P", "-s", "-m", "evaluator.profile_child", "launch", "--drop-to", "65534",
                "--expose", os.path.dirname(os.path.realpath(ncu)), "--", *cmd]
     env = {**os.environ, "HOME": scratch, "TMPDIR": scratch, "PYTHONPATH": "/opt/kernelboard"}
     try:

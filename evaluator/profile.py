@@ -3,10 +3,10 @@
 The verdict is the judge's, from a test-mode run (judge.py); nothing is profiled when it rejects.
 Then, for the first benchmark shape of the task on this device:
 
-1. a child process of the runner's user (65534 when the judge is root: `launch` below drops to it
-   the way the runner does) imports the submission, builds the shape's inputs from a seed the judge
-   picks, calls the kernel once (it compiles), writes that output's bytes, and calls it once more
-   under the profiler;
+1. a child process of the runner's user (65534 when the judge is root: profile_child.py's
+   `launch` drops to it the way the runner does) imports the submission, builds the shape's inputs
+   from a seed the judge picks, calls the kernel once (it compiles), writes that output's bytes, and
+   calls it once more under the profiler;
 2. the judge builds the same inputs and the gold answer itself and compares the bytes before it
    reads any profile: a wrong output gets the judge's reason code and no profile;
 3. GPU: the child runs under Nsight Compute (`ncu`), which profiles the launches between
@@ -22,12 +22,10 @@ its owner, never scored (profile_report.py, docs/profile.md).
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import glob
 import json
 import os
-import resource
 import secrets
 import shutil
 import signal
@@ -49,7 +47,6 @@ MIN_CHILD_S = 20.0  # less time than this left: no (further) profiling run is st
 MARGIN_S = 10.0  # kept back from the evaluation's limit for writing the report
 OUTPUT_TAIL = 8000  # characters of a run's output kept for its messages
 ROWS_MAX_BYTES = 1 << 20
-FILE_LIMIT = 1 << 30  # no file the child writes grows beyond 1 GiB
 
 
 def find_ncu() -> str | None:
@@ -224,14 +221,14 @@ class Session:
         limit = min(CHILD_LIMIT_S, self._left())
         if limit < MIN_CHILD_S:
             return None
-        argv = [*wrap, sys.executable, "-P", "-s", "-m", "evaluator.profile", "child", "--task", self.task.name,
+        argv = [*wrap, sys.executable, "-P", "-s", "-m", "evaluator.profile_child", "child", "--task", self.task.name,
                 "--device", self.device, "--source", os.path.join(self.scratch, "submission.py"),
                 "--shape", json.dumps(self.shape), "--seed", str(self.seed), "--dir", out_dir, "--tool", tool]
         return self._run(argv, limit, expose=expose)
 
     def _run(self, argv: list[str], limit_s: float, *, expose=()):
         """Run argv as the runner's user (through `launch`); its output's tail and how it ended."""
-        launcher = [sys.executable, "-P", "-s", "-m", "evaluator.profile", "launch"]
+        launcher = [sys.executable, "-P", "-s", "-m", "evaluator.profile_child", "launch"]
         if isolation.is_root():
             launcher += ["--drop-to", str(self.uid)]
         for path in expose:
@@ -338,107 +335,3 @@ def _last_lines(text: str, n: int = 3) -> str:
 
 def _fmt(shape: dict) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in shape.items()) + "}"
-
-
-# ---- the processes ---------------------------------------------------------------------------------
-
-def _launch(argv) -> int:
-    """Become the runner's user the way the runner does (PID namespace, no capabilities, no new
-    privileges, the interpreter exposed when its directory is closed to that user), then exec the
-    command: the child, or ncu around it. Standard library only until then."""
-    p = argparse.ArgumentParser(prog="python -m evaluator.profile launch")
-    p.add_argument("--drop-to", type=int, default=None)
-    p.add_argument("--expose", action="append", default=[])
-    p.add_argument("command", nargs=argparse.REMAINDER)
-    a = p.parse_args(argv)
-    command = a.command[1:] if a.command[:1] == ["--"] else a.command
-    if not command:
-        p.error("no command")
-    notes = []
-    if a.drop_to is not None and os.geteuid() == 0:
-        notes += isolation.enter_pid_namespace()
-        needed = [sys.prefix, sys.base_prefix, sys.exec_prefix, isolation.PACKAGE_ROOT, *a.expose,
-                  *[d for d in sys.path if d and os.path.isdir(d)]]
-        notes += isolation.drop_privileges(a.drop_to, a.drop_to, needed)
-        if os.geteuid() == 0:
-            print("profile launcher: could not leave uid 0; nothing is run", file=sys.stderr)
-            return 1
-    elif not isolation.set_no_new_privs():
-        notes.append("could not set no_new_privs")
-    for note in notes:
-        print(f"profile launcher: {note}", file=sys.stderr, flush=True)
-    os.chdir(os.environ.get("HOME") or "/")
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
-    os.execvp(command[0], command)
-    return 127  # not reached
-
-
-def _child(argv) -> int:
-    """The submission's process: inputs, one call whose output the judge checks, one profiled call."""
-    p = argparse.ArgumentParser(prog="python -m evaluator.profile child")
-    for name in ("--task", "--device", "--source", "--shape", "--dir", "--tool"):
-        p.add_argument(name, required=True)
-    p.add_argument("--seed", type=int, required=True)
-    a = p.parse_args(argv)
-    import importlib.util
-
-    import torch
-
-    from .tasks import get_task
-
-    if a.device == "cpu":
-        torch.set_num_threads(1)  # as the runner: one thread (isolation.runner_env)
-    inputs = get_task(a.task).make_inputs(json.loads(a.shape), a.seed, a.device)
-    spec = importlib.util.spec_from_file_location("submission", a.source)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["submission"] = module
-    spec.loader.exec_module(module)
-    kernel = module.custom_kernel
-    out = kernel(*inputs)
-    _sync(a.device)
-    _write_output(out, a.dir)
-    if a.tool == "ncu":
-        # ncu runs with --profile-from-start off: only these launches are profiled
-        if a.device == "cuda":
-            torch.cuda.profiler.start()
-        kernel(*inputs)
-        _sync(a.device)
-        if a.device == "cuda":
-            torch.cuda.profiler.stop()
-        return 0
-    from .profile_torch import rows
-
-    data = json.dumps(rows(kernel, inputs, a.device, limit=profile_report.MAX_OPS, table_chars=profile_report.MAX_TABLE))
-    with open(os.path.join(a.dir, "profile.json"), "w") as f:
-        f.write(data)
-    return 0
-
-
-def _sync(device: str) -> None:
-    import torch
-
-    if device == "cuda":
-        torch.cuda.synchronize()
-
-
-def _write_output(out, directory: str) -> None:
-    """The output's bytes, then its description (so that a description means complete bytes)."""
-    import torch
-
-    meta = {"type": "tensor" if isinstance(out, torch.Tensor) else type(out).__name__[:40]}
-    if isinstance(out, torch.Tensor):
-        meta.update(dtype=str(out.dtype), shape=list(out.shape), device=out.device.type)
-        with open(os.path.join(directory, "output.bin"), "wb") as f:
-            if out.numel():
-                f.write(out.detach().contiguous().reshape(-1).view(torch.uint8).cpu().numpy().tobytes())
-    with open(os.path.join(directory, "output.json"), "w") as f:
-        json.dump(meta, f)
-
-
-if __name__ == "__main__":
-    commands = {"launch": _launch, "child": _child}
-    if len(sys.argv) > 1 and sys.argv[1] in commands:
-        sys.exit(commands[sys.argv[1]](sys.argv[2:]))
-    print("usage: python -m evaluator.profile launch|child ...", file=sys.stderr)
-    sys.exit(2)
