@@ -8,9 +8,9 @@ recorded as it finishes (a step that fails or runs out of time is recorded too, 
 
 1. environment: GPU, driver, torch, ncu's path and version, the driver's profiling restriction
    (RmProfilingAdminOnly in /proc/driver/nvidia/params), this process's uid and capabilities;
-2. probes outside the box: ncu (SpeedOfLight, one launch) on a tiny torch program as root, then as
-   uid 65534 the way the evaluator's profiling child runs (evaluator/profile_child.py `launch`): whether
-   the counters are readable, and ncu's own error when not;
+2. probes outside the box: ncu (SpeedOfLight, one launch) on a tiny torch program as uid 65534
+   the way the evaluator's profiling child runs (evaluator/profile_child.py `launch`), and, after
+   step 3, as root: whether the counters are readable, and ncu's own error when not;
 3. `direct`: examples/softmax.py in profile mode through evaluator.api.evaluate_file on this host
    (judge as root, the profiled child as 65534): verdict, tool, ncu status, the .ncu-rep;
 4. `box`: the same through sandbox.evaluate with the bwrap backend, as a worker runs it (bubblewrap
@@ -151,6 +151,18 @@ def _ncu_outcome(result: dict, cmd) -> dict:
     return outcome
 
 
+def ncu_lock_file() -> dict:
+    """ncu's lock file in /tmp: who owns it (a root-owned one can stop ncu as another user)."""
+    found = {}
+    for path in ("/tmp/nsight-compute-lock", os.path.join(tempfile.gettempdir(), "nsight-compute-lock")):
+        try:
+            st = os.stat(path)
+            found[path] = {"uid": st.st_uid, "mode": oct(st.st_mode & 0o7777)}
+        except OSError as exc:
+            found[path] = exc.strerror
+    return found
+
+
 # ---- 3. and 4. profile mode, directly and in the box ----------------------------------------------
 def summarise(report: dict, wall_s: float) -> dict:
     p = report.get("profile") or {}
@@ -281,10 +293,15 @@ def main() -> int:
     res = Results(out, args.budget)
     gpu = args.device == "cuda"
     res.step("environment", environment)
+    # 65534 first: ncu keeps a lock file in /tmp that a root run would leave behind unwritable
+    # for other users (recorded in `tmp_lock` before and after)
+    res.step("tmp_lock_before", ncu_lock_file)
     if gpu:
-        res.step("probe_root", lambda: probe_ncu(False), needs_s=30)
         res.step("probe_65534", lambda: probe_ncu(True), needs_s=30)
     res.step("direct", lambda: direct(out, min(300.0, res.left() - 20), args.device), needs_s=90)
+    if gpu:
+        res.step("probe_root", lambda: probe_ncu(False), needs_s=30)
+    res.step("tmp_lock_after", ncu_lock_file)
     if not args.skip_box:
         from sandbox_gpu_check import unpack_debs
 

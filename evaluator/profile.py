@@ -44,6 +44,7 @@ MAX_KERNELS = profile_report.MAX_KERNELS
 CHILD_LIMIT_S = float(os.environ.get("EVALUATOR_PROFILE_LIMIT_S", "240"))
 IMPORT_LIMIT_S = 120.0
 MIN_CHILD_S = 20.0  # less time than this left: no (further) profiling run is started
+FALLBACK_RESERVE_S = 60.0  # kept from the ncu run for the torch.profiler run after it
 MARGIN_S = 10.0  # kept back from the evaluation's limit for writing the report
 OUTPUT_TAIL = 8000  # characters of a run's output kept for its messages
 ROWS_MAX_BYTES = 1 << 20
@@ -142,7 +143,8 @@ class Session:
                 "--launch-count", str(MAX_KERNELS), "--export", export, "--force-overwrite"]
         for section in NCU_SECTIONS:
             wrap += ["--section", section]
-        run = self._child("ncu", out_dir, wrap=wrap, expose=[os.path.dirname(os.path.realpath(ncu))])
+        run = self._child("ncu", out_dir, wrap=wrap, expose=[os.path.dirname(os.path.realpath(ncu))],
+                          reserve_s=FALLBACK_RESERVE_S)
         if run is None or not self._checked(out_dir, run):
             self._ncu_failed(run.text if run else "", run)
             return []
@@ -217,8 +219,8 @@ class Session:
     def _left(self) -> float:
         return self.deadline - time.monotonic()
 
-    def _child(self, tool: str, out_dir: str, *, wrap=(), expose=()):
-        limit = min(CHILD_LIMIT_S, self._left())
+    def _child(self, tool: str, out_dir: str, *, wrap=(), expose=(), reserve_s: float = 0.0):
+        limit = min(CHILD_LIMIT_S, self._left() - reserve_s)
         if limit < MIN_CHILD_S:
             return None
         argv = [*wrap, sys.executable, "-P", "-s", "-m", "evaluator.profile_child", "child", "--task", self.task.name,
