@@ -6,13 +6,14 @@ tests/gpu_profile on a GPU host."""
 import os
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from evaluator import profile
 from evaluator.checks import Failure
 
-from conftest import FIXTURES
+FIXTURES = Path(__file__).parent / "fixtures"
 
 pytestmark = pytest.mark.slow
 
