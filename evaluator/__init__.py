@@ -7,19 +7,24 @@ package itself (tests/foundation/test_layers.py enforces it; docs/architecture.m
   `MAX_BYTES`;
 - the report schema: `validate_report`, `ReportError`, `empty_report`, `verdict_for`, `CODES`,
   `MODES`, `DEVICES`, `time_split`;
+- profile mode's output: `PROFILE_FILE_MAX_BYTES` (the largest .ncu-rep the judge writes) and
+  `profile_summary` (a report's profile in lines of text);
 - the task registry: `TASKS`, `get_task` (imports torch on first use);
 - the ruler: `calibrate_tasks` (evaluator.calibrate.calibrate; imports torch on first use).
 
 Importing the package is cheap (no torch) until a torch-backed name is used. The judge itself runs
 through `python -m evaluator run` or `evaluator.api.evaluate_file`; see docs/evaluator.md.
 """
+from .profile_report import MAX_FILE_BYTES as PROFILE_FILE_MAX_BYTES
+from .profile_report import summary_lines as profile_summary
 from .report import CODES, DEVICES, MODES, ReportError, time_split, verdict_for
 from .report import empty as empty_report
 from .report import validate as validate_report
 from .upload import MAX_BYTES, check_upload, validate_source
 
-__all__ = ["CODES", "DEVICES", "MAX_BYTES", "MODES", "ReportError", "TASKS", "calibrate_tasks", "check_upload", "empty_report",
-           "get_task", "time_split", "validate_report", "validate_source", "verdict_for"]
+__all__ = ["CODES", "DEVICES", "MAX_BYTES", "MODES", "PROFILE_FILE_MAX_BYTES", "ReportError", "TASKS",
+           "calibrate_tasks", "check_upload", "empty_report", "get_task", "profile_summary", "time_split",
+           "validate_report", "validate_source", "verdict_for"]
 
 
 def __getattr__(name: str):

@@ -12,27 +12,39 @@ def default_device() -> str:
 
 
 def evaluate_file(path, *, task: str, device: str = "cpu", mode: str = "ranked",
-                  time_limit_s: float = 300, scan: bool = True) -> dict:
+                  time_limit_s: float = 300, scan: bool = True, profile_out: str | None = None) -> dict:
     return evaluate_source(Path(path).read_bytes(), task=task, device=device, mode=mode,
-                           time_limit_s=time_limit_s, scan=scan)
+                           time_limit_s=time_limit_s, scan=scan, profile_out=profile_out)
 
 
 def evaluate_source(source: bytes | str, *, task: str, device: str = "cpu", mode: str = "ranked",
-                    time_limit_s: float = 300, scan: bool = True) -> dict:
+                    time_limit_s: float = 300, scan: bool = True, profile_out: str | None = None) -> dict:
     """`scan=False` switches the source scan off (tests and bench/ only, never the site): it
-    shows that no verdict depends on the scan, which only ever adds an audit flag."""
+    shows that no verdict depends on the scan, which only ever adds an audit flag.
+    Profile mode is test mode's checks, then the profile (profile.py); its .ncu-rep, when there
+    is one, goes to `profile_out`."""
+    import time
+
     from .judge import evaluate
+    from .report import MODES
     from .tasks import TASKS
 
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; known: {', '.join(sorted(TASKS))}")
     if isinstance(source, str):
         source = source.encode("utf-8")
-    if mode not in ("test", "ranked"):
-        raise ValueError(f"mode must be 'test' or 'ranked', not {mode!r}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     if device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', not {device!r}")
-    report = evaluate(source, task=task, device=device, mode=mode, time_limit_s=time_limit_s, scan=scan)
+    started = time.monotonic()
+    judged = "test" if mode == "profile" else mode
+    report = evaluate(source, task=task, device=device, mode=judged, time_limit_s=time_limit_s, scan=scan)
+    if mode == "profile":
+        from . import profile
+
+        left = time_limit_s - (time.monotonic() - started)
+        return profile.apply(report, source, time_left_s=left, file_out=profile_out)
     from . import sanitize
 
     return sanitize.apply(report, source)

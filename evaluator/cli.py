@@ -11,7 +11,7 @@ import signal
 import sys
 from pathlib import Path
 
-from .report import time_split
+from .report import MODES, time_split
 
 
 class UsageError(Exception):
@@ -33,8 +33,9 @@ def main(argv=None) -> int:
     run.add_argument("file")
     run.add_argument("--task", required=True)
     run.add_argument("--device", choices=("cpu", "cuda"))
-    run.add_argument("--mode", choices=("test", "ranked"), default="ranked")
+    run.add_argument("--mode", choices=MODES, default="ranked")
     run.add_argument("--json", metavar="OUT", help="write the JSON report here ('-' for stdout)")
+    run.add_argument("--profile-out", metavar="FILE", help="profile mode: write the .ncu-rep here")
     run.add_argument("--time-limit", type=float, default=300, metavar="S")
     cal = sub.add_parser("calibrate", help="the ruler: references and torch.compile as submissions")
     cal.add_argument("--device", choices=("cpu", "cuda"))
@@ -77,7 +78,7 @@ def _run(args) -> int:
     from .api import evaluate_file
 
     result = evaluate_file(path, task=args.task, device=device, mode=args.mode,
-                           time_limit_s=args.time_limit)
+                           time_limit_s=args.time_limit, profile_out=args.profile_out)
     if args.json == "-":
         json.dump(result, sys.stdout, indent=1)
         print()
@@ -88,7 +89,7 @@ def _run(args) -> int:
     return 0
 
 
-def write_atomic(path: str, text: str) -> None:
+def write_atomic(path: str, text: str | bytes) -> None:
     """Write through a new file renamed over `path`: a file or symlink planted at `path` (say in
     /tmp, by the runner's user) is replaced, never written through."""
     import os
@@ -97,7 +98,7 @@ def write_atomic(path: str, text: str) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".report-")
     try:
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:
             f.write(text)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
@@ -123,6 +124,10 @@ def summary(r: dict) -> str:
         lines.append(f"  tests: {passed}/{len(tests)} shapes passed")
     for code, reason in zip(r["reason_codes"], r["reasons"]):
         lines.append(f"  - [{code}] {reason}")
+    if r.get("profile"):
+        from .profile_report import summary_lines
+
+        lines += summary_lines(r["profile"])
     phases = r.get("phases", {})
     lines.append("  time: " + time_split(phases))
     return "\n".join(lines)

@@ -10,7 +10,8 @@ import math
 
 SCHEMA = 1
 VERDICTS = ("verified", "flagged", "rejected")
-MODES = ("test", "ranked")
+# profile: the test-mode checks, then the kernel under a profiler for its owner (profile.py)
+MODES = ("test", "ranked", "profile")
 DEVICES = ("cpu", "cuda")
 
 # a rejected report failed a check; a flagged one passed every check but looks suspicious
@@ -67,12 +68,14 @@ def empty(*, task: str, mode: str, device: str) -> dict:
         # sandbox_s: the sandbox's own time around the evaluation (create, start, exit, read the
         # report, remove), filled in by sandbox.evaluate; 0 for an evaluation run without one
         "phases": {"startup_s": 0.0, "compile_s": 0.0, "correctness_s": 0.0, "timing_s": 0.0,
-                   "sanitizer_s": 0.0, "sandbox_s": 0.0},
+                   "sanitizer_s": 0.0, "profile_s": 0.0, "sandbox_s": 0.0},
         "kernels_launched": [],
         "sanitizer": [],
         "logs": "",
         "isolation": {},
         "ceilings": None,
+        # profile mode only: what the profiler saw (profile_report.py); the submission's claim
+        "profile": None,
     }
 
 
@@ -182,7 +185,19 @@ def validate(obj) -> dict:
     out["kernels_launched"] = [_text(k, "kernels_launched[]", 256) for k in kernels]
     out["logs"] = _text(obj.get("logs", ""), "logs", MAX_LOGS)
     out["sanitizer"] = [_sanitizer_row(r) for r in _list(obj.get("sanitizer", []), "sanitizer", 4)]
+    out["profile"] = _profile(obj.get("profile"), out["mode"])
     return out
+
+
+def _profile(profile, mode: str) -> dict | None:
+    """Profile mode only: what the profiler saw, the submission's claim (profile_report.py)."""
+    if profile is None:
+        return None
+    if mode != "profile":
+        _fail("profile", "only a profile-mode report has one")
+    from .profile_report import validate as validate_profile
+
+    return validate_profile(profile)
 
 
 def _header(obj) -> dict:
@@ -222,8 +237,8 @@ def _outcome(obj, out: dict) -> None:
     out.update(verdict=obj["verdict"], reasons=reasons, reason_codes=list(codes))
     for key in ("speedup_vs_compile", "speedup_vs_eager"):
         out[key] = _number(obj.get(key), key)
-        if out[key] is not None and (out["verdict"] == "rejected" or out["mode"] == "test"):
-            _fail(key, "must be null when rejected or in test mode")
+        if out[key] is not None and (out["verdict"] == "rejected" or out["mode"] != "ranked"):
+            _fail(key, "must be null when rejected or not ranked")
 
 
 def _context(obj, out: dict) -> None:

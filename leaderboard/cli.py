@@ -1,9 +1,11 @@
 """Submit a kernel through the JSON API and wait for its result.
 
-    python -m leaderboard.cli submit FILE --task NAME [--mode test|ranked] [--url URL] [--token KEY]
+    python -m leaderboard.cli submit FILE --task NAME [--mode test|ranked|profile] [--url URL] [--token KEY]
+                                          [--profile-out FILE.ncu-rep]
 
 The token comes from --token or $LEADERBOARD_TOKEN, the site from --url or $LEADERBOARD_URL
-(default http://127.0.0.1:8000). Talks HTTP with the standard library only; no Django setup.
+(default http://127.0.0.1:8000). Talks HTTP with the standard library only; no Django setup
+(a profile is printed by the evaluator's face, standard library too).
 Exit status: 0 verified or flagged (or a passing test run), 1 rejected, 3 failed or timed out,
 2 usage or API errors.
 """
@@ -22,7 +24,8 @@ class ApiError(Exception):
     pass
 
 
-def _call(method: str, url: str, token: str, body: dict | None = None) -> dict:
+def _call(method: str, url: str, token: str, body: dict | None = None, *, raw: bool = False):
+    """The JSON answer (or with raw=True the body's bytes) of one API call; ApiError otherwise."""
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method=method)
     req.add_header("Authorization", f"Token {token}")
@@ -31,7 +34,8 @@ def _call(method: str, url: str, token: str, body: dict | None = None) -> dict:
         req.add_header("Content-Type", "application/json")
     try:
         with urllib.request.urlopen(req, timeout=60) as resp:
-            return json.loads(resp.read())
+            body = resp.read()
+            return body if raw else json.loads(body)
     except urllib.error.HTTPError as exc:
         try:
             message = json.loads(exc.read()).get("error") or exc.reason
@@ -74,6 +78,10 @@ def _print_result(sub: dict, out) -> None:
         w(f"  test {json.dumps(t.get('shape'))} failed: {t.get('message', '')}\n")
     if sub.get("gpu_name"):
         w(f"gpu: {sub['gpu_name']}\n")
+    if sub.get("profile"):
+        from evaluator import profile_summary
+
+        w("\n".join(profile_summary(sub["profile"])) + "\n")
 
 
 def submit(args, out=sys.stdout, err=sys.stderr) -> int:
@@ -119,6 +127,18 @@ def submit(args, out=sys.stdout, err=sys.stderr) -> int:
         with open(args.json, "w") as f:
             json.dump(sub, f, indent=2)
     _print_result(sub, out)
+    if args.profile_out:
+        if not sub.get("profile_file"):
+            err.write("no .ncu-rep to save: this run has no Nsight Compute report\n")
+        else:
+            try:
+                data = _call("GET", sub["profile_file"], token, raw=True)
+            except ApiError as exc:
+                err.write(f"error: {exc}\n")
+                return 2
+            with open(args.profile_out, "wb") as f:
+                f.write(data)
+            out.write(f"saved the Nsight Compute report to {args.profile_out} ({len(data)} bytes)\n")
     if sub["status"] == "failed":
         return 3
     return 1 if sub.get("verdict") == "rejected" else 0
@@ -130,13 +150,14 @@ def main(argv=None) -> int:
     p = sub.add_parser("submit", help="submit a kernel and wait for its result")
     p.add_argument("file")
     p.add_argument("--task", required=True)
-    p.add_argument("--mode", choices=["test", "ranked"], default="ranked")
+    p.add_argument("--mode", choices=["test", "ranked", "profile"], default="ranked")
     p.add_argument("--url", default=os.environ.get("LEADERBOARD_URL", "http://127.0.0.1:8000"))
     p.add_argument("--token", default=None)
     p.add_argument("--timeout", type=float, default=1800, help="seconds to wait for the result")
     p.add_argument("--poll", type=float, default=2.0, help="seconds between status checks")
     p.add_argument("--no-wait", action="store_true", help="submit and exit")
     p.add_argument("--json", help="write the final result JSON here")
+    p.add_argument("--profile-out", help="profile mode: save the Nsight Compute report (.ncu-rep) here")
     args = parser.parse_args(argv)
     return submit(args)
 

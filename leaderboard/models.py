@@ -58,6 +58,7 @@ class Submission(models.Model):
     class Mode(models.TextChoices):
         TEST = "test", "test (correctness only, never ranked)"
         RANKED = "ranked", "ranked (full evaluation)"
+        PROFILE = "profile", "profile (correctness, then your kernel under a profiler; never ranked)"
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -298,3 +299,7 @@ class CompetitionEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.competition_id}: #{self.rank} {self.user} on {self.task} ({self.device_type})"
+
+
+# profile mode's stored files live in their own module; imported here so that Django registers them
+from leaderboard.profile_models import ProfileFile  # noqa: E402,F401

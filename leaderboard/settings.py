@@ -136,6 +136,8 @@ DEFAULT_EXCEPTION_REPORTER_FILTER = "leaderboard.reporting.MaskingReporterFilter
 LOGIN_FAILURES_PER_IP = envstr("LOGIN_FAILURES_PER_IP", "20/15m")
 LOGIN_FAILURES_PER_ACCOUNT = envstr("LOGIN_FAILURES_PER_ACCOUNT", "5/15m")
 SIGNUPS_PER_IP = envstr("SIGNUPS_PER_IP", "5/h")
+# profile-mode runs per account (leaderboard/profiling.py), on top of UPLOAD_RATE_LIMIT_PER_HOUR
+PROFILES_PER_USER = envstr("PROFILES_PER_USER", "10/h")
 RATELIMIT_USE_CACHE = "throttle"
 # Behind a proxy every client has the proxy's address: name the header it sets (HTTP_X_REAL_IP)
 RATELIMIT_IP_META_KEY = envstr("RATELIMIT_IP_META_KEY", "") or None

@@ -16,7 +16,7 @@ from celery.signals import worker_ready
 from django.conf import settings
 from django.db import close_old_connections, connection
 
-from leaderboard import scoring, services
+from leaderboard import profiling, scoring, services
 from leaderboard.celery import app
 from leaderboard.models import Submission
 
@@ -105,6 +105,8 @@ def evaluate_submission(self, submission_id: int) -> str:
             result = _run_sandbox(submission)
         services.submission_set_phase(submission=submission, phase="storing")
         stored = services.submission_store_result(submission=submission, report=result.report, logs=result.logs)
+        if stored:
+            profiling.profile_file_store(submission=submission, data=result.profile_file)
     except (SandboxError, SoftTimeLimitExceeded) as exc:
         return _infrastructure_failure(self, submission, exc)
     except Exception as exc:  # a bug or the database: not the user's fault either, and logged

@@ -32,6 +32,8 @@ class SandboxResult:
     backend: str
     overhead_s: float  # everything but the evaluation: create, start, exit, read result, remove
     wall_s: float
+    # profile mode: the .ncu-rep the judge wrote (the submission's claim, size-capped), else None
+    profile_file: bytes | None = None
 
 
 def choose_backend(name: str | None = None):
@@ -58,9 +60,12 @@ def choose_backend(name: str | None = None):
 def evaluator_argv(python: str, *, task: str, mode: str, device: str, time_limit_s: float) -> list[str]:
     # the judge gets the same limit: it paces itself by it, and the box's clock (started
     # earlier) still ends the run first when it hangs
-    return [python, "-m", "evaluator", "run", _box.SUBMISSION_FILE, "--task", task,
+    argv = [python, "-m", "evaluator", "run", _box.SUBMISSION_FILE, "--task", task,
             "--device", device, "--mode", mode, "--json", _box.REPORT_FILE,
             "--time-limit", f"{time_limit_s:g}"]
+    if mode == "profile":
+        argv += ["--profile-out", _box.PROFILE_FILE]
+    return argv
 
 
 def make_box(backend, *, argv_for, source: bytes, device: str, limits: Limits) -> _box.Box:
@@ -119,6 +124,7 @@ def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str |
         report = result.decide(outcome, str(box.out_dir / "report.json"), task=task, mode=mode,
                                device=device, time_limit_s=limits.time_limit_s,
                                report_bytes=limits.report_bytes)
+        profile_file = result.profile_file(report, str(box.out_dir / "profile.ncu-rep"))
     finally:
         _box.remove_workdir(box.workdir)
     if device == "cuda":
@@ -129,4 +135,4 @@ def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str |
     if isinstance(report.get("phases"), dict):
         report["phases"]["sandbox_s"] = round(overhead, 3)
     return SandboxResult(report=report, logs=outcome.logs, backend=chosen.NAME,
-                         overhead_s=overhead, wall_s=wall)
+                         overhead_s=overhead, wall_s=wall, profile_file=profile_file)

@@ -1,4 +1,4 @@
-"""`python -m sandbox run FILE --task NAME [--mode ranked|test] [--device cpu|cuda] [--backend docker|bwrap] [--json OUT]`
+"""`python -m sandbox run FILE --task NAME [--mode ranked|test|profile] [--device cpu|cuda] [--backend docker|bwrap] [--json OUT] [--profile-out FILE]`
 `python -m sandbox build-image [--tag NAME]`   build sandbox/Dockerfile (production GPU hosts)
 `python -m sandbox cleanup`                    remove stragglers of crashed workers
 `python -m sandbox check`                      which backends work here
@@ -15,6 +15,8 @@ import json
 import sys
 from pathlib import Path
 
+from evaluator import MODES, profile_summary
+
 from . import BACKENDS, Limits, SandboxError, cleanup, evaluate, image
 
 
@@ -24,11 +26,12 @@ def main(argv=None) -> int:
     run = sub.add_parser("run", help="evaluate one file inside the sandbox")
     run.add_argument("file")
     run.add_argument("--task", required=True)
-    run.add_argument("--mode", choices=("test", "ranked"), default="ranked")
+    run.add_argument("--mode", choices=MODES, default="ranked")
     run.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     run.add_argument("--backend", choices=sorted(BACKENDS))
     run.add_argument("--time-limit", type=float, metavar="S")
     run.add_argument("--json", metavar="OUT", help="write the report here ('-' for stdout)")
+    run.add_argument("--profile-out", metavar="FILE", help="profile mode: write the .ncu-rep here")
     build = sub.add_parser("build-image", help="build the production image from sandbox/Dockerfile")
     build.add_argument("--tag")
     sub.add_parser("cleanup", help="remove containers, cgroups and work dirs of crashed runs")
@@ -55,6 +58,8 @@ def _run(args) -> int:
     result = evaluate(source=source, task=args.task, mode=args.mode, device=args.device,
                       backend=args.backend, limits=limits)
     report = result.report
+    if args.profile_out and result.profile_file:
+        Path(args.profile_out).write_bytes(result.profile_file)
     if args.json == "-":
         json.dump(report, sys.stdout, indent=1)
         print()
@@ -65,6 +70,8 @@ def _run(args) -> int:
     if report.get("speedup_vs_compile") is not None:
         print(f"  speedup: {report['speedup_vs_compile']:.3f}x vs torch.compile, "
               f"{report['speedup_vs_eager']:.3f}x vs eager")
+    if report.get("profile"):
+        print("\n".join(profile_summary(report["profile"])))
     print(f"  sandbox: {result.backend}, {result.wall_s:.2f} s wall, {result.overhead_s:.2f} s overhead")
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))

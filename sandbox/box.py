@@ -23,6 +23,7 @@ SUBMISSION_DIR = "/submission"
 SUBMISSION_FILE = "/submission/submission.py"
 OUT_DIR = "/out"
 REPORT_FILE = "/out/report.json"
+PROFILE_FILE = "/out/profile.ncu-rep"  # profile mode on a GPU: Nsight Compute's report, when made
 EVALUATOR_ROOT = "/opt/kernelboard"
 JUDGE_CACHE = "/var/cache/kernelboard-judge"  # optional (SANDBOX_JUDGE_CACHE), judge-only
 LABEL = "kernelboard.sandbox"  # on every container and cgroup we create: cleanup finds them by it

@@ -60,6 +60,19 @@ def read_report_file(path: str, max_bytes: int) -> bytes | None:
         os.close(fd)
 
 
+def profile_file(report: dict, path: str) -> bytes | None:
+    """The .ncu-rep of a profile-mode report whose profile says the judge wrote one: read like the
+    report (regular file, no link, size-capped), never parsed here. None otherwise."""
+    from evaluator import PROFILE_FILE_MAX_BYTES
+
+    if report.get("mode") != "profile" or not (report.get("profile") or {}).get("file_bytes"):
+        return None
+    try:
+        return read_report_file(path, PROFILE_FILE_MAX_BYTES)
+    except ReportError:
+        return None
+
+
 def parse_report(data: bytes) -> dict:
     def no_constants(name):
         raise ReportError(f"the report holds {name}")

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
-from leaderboard import routing, selectors, services
+from leaderboard import profiling, routing, selectors, services
 from leaderboard.api.auth import error, token_required
 from leaderboard.models import Submission, Task
 
@@ -62,6 +62,11 @@ def submission_json(request, sub: Submission, summary: bool = False) -> dict:
             "logs": sub.logs,
             "error": sub.error,
         })
+        if sub.mode == Submission.Mode.PROFILE:
+            data["profile"] = (sub.report or {}).get("profile")
+            if profiling.profile_file_size(submission=sub):
+                data["profile_file"] = request.build_absolute_uri(reverse("api-submission-profile-file",
+                                                                          args=[sub.pk]))
     return data
 
 
@@ -242,3 +247,15 @@ def submission_report(request, submission_id: int):
     if sub.report is None:
         return error(404, f"Submission #{submission_id} has no report yet ({sub.status}).")
     return JsonResponse(sub.report)
+
+
+@require_GET
+@token_required
+def submission_profile_file(request, submission_id: int):
+    """The .ncu-rep of a profile run (owner or staff), as the result page offers it."""
+    from leaderboard.web.profile_view import ncu_rep_response
+
+    stored = profiling.profile_file_for_viewer(submission_id=submission_id, user=request.user)
+    if stored is None:
+        return error(404, f"Submission #{submission_id} has no profile file you can read.")
+    return ncu_rep_response(stored, submission_id)

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from leaderboard import profiling
 from leaderboard.models import Profile, Submission, Task
 from leaderboard.routing import default_device_type
 from leaderboard.services.errors import NotAllowed, QueueFull, RateLimited
@@ -97,7 +98,8 @@ def submission_create(
             raise ValidationError(f"Unknown task {str(task)[:64]!r}; known tasks: {known}.",
                                   code="unknown_task") from None
     if mode not in Submission.Mode.values:
-        raise ValidationError(f"Unknown mode {mode!r}; use 'test' or 'ranked'.", code="bad_mode")
+        modes = ", ".join(repr(m) for m in Submission.Mode.values)
+        raise ValidationError(f"Unknown mode {str(mode)[:20]!r}; use one of {modes}.", code="bad_mode")
     filename = _plain_text(filename or "submission.py", replace=True) or "submission.py"
     filename = filename.replace("\\", "/").rsplit("/", 1)[-1][:255]
     text = _validate_source(source, filename)
@@ -110,6 +112,8 @@ def submission_create(
             raise NotAllowed("This account is banned from submitting.", code="banned")
         _check_rate_limit(user)
         _check_queue_share(user)
+        if mode == Submission.Mode.PROFILE:
+            profiling.check_rate(user=user)
         submission = Submission.objects.create(
             user=user,
             task=task,

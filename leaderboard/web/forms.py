@@ -41,7 +41,10 @@ class UploadForm(forms.Form):
         initial=Submission.Mode.TEST,
         widget=forms.RadioSelect,
         help_text="test: correctness on the test shapes only, in seconds, never ranked. "
-        "ranked: the full evaluation, timed against eager PyTorch and torch.compile.",
+        "ranked: the full evaluation, timed against eager PyTorch and torch.compile. "
+        "profile: the test run's checks, then your kernel on one benchmark shape under a profiler "
+        "(Nsight Compute on a GPU, torch.profiler on the CPU); shown only to you, never ranked, "
+        "and limited to a few runs an hour.",
     )
     file = forms.FileField(required=False, label="Python file", help_text="A .py file of at most 256 KiB.")
     code = forms.CharField(

@@ -36,8 +36,8 @@ def badge(submission) -> dict:
     "verified" of a ranked result."""
     if not submission.verdict:
         return {"css": submission.status, "text": submission.status}
-    if submission.mode == "test" and submission.verdict == "verified":
-        return {"css": "test", "text": "correct (test run)"}
+    if submission.mode in ("test", "profile") and submission.verdict == "verified":
+        return {"css": "test", "text": f"correct ({submission.mode} run)"}
     if submission.hidden:
         return {"css": "rejected", "text": "disqualified"}
     return {"css": submission.verdict, "text": submission.verdict}

@@ -46,7 +46,7 @@ REASON_WORDS = {
 
 PHASE_WORDS = {
     "startup_s": "start-up", "compile_s": "compile", "correctness_s": "correctness checks",
-    "timing_s": "timing", "sanitizer_s": "sanitizer", "sandbox_s": "sandbox",
+    "timing_s": "timing", "sanitizer_s": "sanitizer", "profile_s": "profile", "sandbox_s": "sandbox",
 }
 
 _MAX_ABS = re.compile(r"max abs error ([-+0-9.eE]+|inf|nan)")
@@ -95,6 +95,11 @@ def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
         return {"tone": "warn", "title": "Flagged: awaiting review, not ranked until approved",
                 "why": f"An admin will look at it. {first}"}
     # verified
+    if s.mode == Submission.Mode.PROFILE:
+        n = len((s.report or {}).get("tests") or [])
+        return {"tone": "ok", "title": "Correct, and profiled (profile run: never ranked)",
+                "why": f"Passed all {n} test shapes, then ran under the profiler on one benchmark shape: "
+                       "the profile is below. Profile runs are not timed against the baselines and never rank."}
     if s.mode == Submission.Mode.TEST:
         n = len((s.report or {}).get("tests") or [])
         return {"tone": "ok", "title": "Correct (test run: correctness only)",

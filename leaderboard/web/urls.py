@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from leaderboard.web.throttle import login_failed, throttled
+from leaderboard.web import profile_view
 from leaderboard.web.views import (
     accounts, audit, compare, competition, console_competitions, home, submission, task, upload,
 )
@@ -13,6 +14,7 @@ urlpatterns = [
     path("submissions/<int:pk>/", submission.submission_detail, name="submission_detail"),
     path("submissions/<int:pk>/status/", submission.submission_status, name="submission_status"),
     path("submissions/<int:pk>/publish/", submission.submission_publish, name="submission_publish"),
+    path("submissions/<int:pk>/profile.ncu-rep", profile_view.profile_file, name="submission_profile_file"),
     path("audit/", audit.queue, name="audit_queue"),
     path("audit/<int:pk>/", audit.item, name="audit_item"),
     path("audit/<int:pk>/decide/", audit.decide, name="audit_decide"),

@@ -26,7 +26,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file")
         parser.add_argument("--task", required=True)
-        parser.add_argument("--mode", choices=["test", "ranked"], default="ranked")
+        parser.add_argument("--mode", choices=["test", "ranked", "profile"], default="ranked")
         parser.add_argument("--device", choices=["cpu", "cuda"], default=settings.WORKER_DEVICE)
         parser.add_argument("--json", dest="json_out", help="write the report here")
 
@@ -77,6 +77,10 @@ class Command(BaseCommand):
                 sp = row.get("speedup_vs_compile")
                 w(f"{json.dumps(row['shape']):<28}{ms(row.get('candidate_ms')):>14}{ms(row.get('eager_ms')):>12}"
                   f"{ms(row.get('compile_ms')):>12}{(f'{sp:.3f}x' if sp else '-'):>12}{(f'{pct:.0f}' if pct else '-'):>9}")
+        if report.get("profile"):
+            from evaluator import profile_summary
+
+            w("\n".join(profile_summary(report["profile"])))
         phases = report.get("phases") or {}
         if phases:
             w("time: " + time_split(phases))

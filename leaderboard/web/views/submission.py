@@ -10,6 +10,7 @@ from leaderboard.competition_reads import competitions_for_submission
 from leaderboard.models import Submission
 from leaderboard.web import charts
 from leaderboard.web import result as words
+from leaderboard.web.profile_view import profile_context
 from leaderboard.web.present import badge, device_label, highlight_python, json_script_raw, shape_label
 
 # what the page shows of the logs; the stored logs are already capped at 64 KiB
@@ -55,6 +56,7 @@ def _result_context(request, submission: Submission) -> dict:
         "tryout": words.is_tryout(submission.device_type),
         "versions": words.versions(submission),
         "calibration": selectors.calibration_for_task(task=submission.task, device_type=submission.device_type),
+        "profile": profile_context(submission, request.user),
     }
 
 
