@@ -1,0 +1,97 @@
+"""Where the overhead of a timed batch goes: the marks of every batch (batch.Timed.marks) in the
+samples that EVALUATOR_SAMPLES_DIR collects, as the median length of each segment per evaluation
+and side.
+
+    python bench/clock_marks.py SAMPLES_DIR [--json OUT.json]
+
+One row per evaluation (sample file), shape and side; one column per segment, in ms:
+
+  wake      `batch` sent and the group continued -> the runner read the message
+  calls     the runner read it -> its last call launched (GPU) or returned (CPU)
+  describe  -> outputs described (GPU) or stored in the output file (CPU)
+  sync      -> synchronized (GPU only)
+  answer    -> the judge read the answer
+  stop      -> the judge stopped the runner's group
+  sample    -> the clock stopped (GPU: the checker's sample; CPU: every thread stopped)
+  over      the window less the trusted baseline's own time (baseline sides only)
+
+The runner's and the checker's marks are what those processes report: a segment that varies
+between two evaluations of one kernel, or between two sides, is where the clock's spread comes
+from. Nothing here is used for a score.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+SEGMENTS = (("wake", None, "runner0"), ("calls", "runner0", "runner1"), ("describe", "runner1", "runner2"),
+            ("sync", "runner2", "runner3"), ("answer", None, "answered"), ("stop", "answered", "stopped"),
+            ("sample", "stopped", "end"))
+
+
+def segments(marks: dict) -> dict:
+    """Segment lengths of one batch; a segment whose marks are missing is left out. `answer` runs
+    from the runner's last mark, `wake` from 0 (the window's start)."""
+    out = {}
+    last_runner = max((k for k in marks if k.startswith("runner")), default=None)
+    for name, start, end in SEGMENTS:
+        if name == "answer":
+            start = last_runner
+        a = 0.0 if start is None else marks.get(start)
+        b = marks.get(end)
+        if a is not None and b is not None:
+            out[name] = b - a
+    return out
+
+
+def rows(where: Path) -> list[dict]:
+    found = []
+    for path in sorted(where.glob("*.json")):
+        data = json.loads(path.read_text())
+        for shape in data.get("shapes", []):
+            for side in ("cand", "eager", "compile"):
+                batches = shape.get(side, [])
+                if not batches:
+                    continue
+                per = [segments(b.get("marks") or {}) for b in batches]
+                row = {"file": path.name, "shape": shape["shape"], "side": side, "K": shape["calls"][side],
+                       "window": statistics.median(b["window_ms"] for b in batches)}
+                for name, _, _ in SEGMENTS:
+                    got = [p[name] for p in per if name in p]
+                    if got:
+                        row[name] = statistics.median(got)
+                if side != "cand":
+                    row["over"] = statistics.median(b["window_ms"] - b["device_ms"] for b in batches)
+                found.append(row)
+    return found
+
+
+def table(found: list[dict]) -> str:
+    cols = ["window"] + [name for name, _, _ in SEGMENTS] + ["over"]
+    lines = [f"{'file':44s} {'side':8s} {'K':>4s} " + " ".join(f"{c:>8s}" for c in cols)]
+    for r in found:
+        cells = " ".join(f"{r[c]:8.3f}" if c in r else f"{'-':>8s}" for c in cols)
+        lines.append(f"{r['file'][:44]:44s} {r['side']:8s} {r['K']:4d} {cells}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("samples", type=Path)
+    p.add_argument("--json", type=Path)
+    args = p.parse_args(argv)
+    found = rows(args.samples)
+    if not found:
+        print(f"no samples under {args.samples}", file=sys.stderr)
+        return 1
+    print(table(found))
+    if args.json:
+        args.json.write_text(json.dumps(found, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
