@@ -10,7 +10,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpResponse
 from django.urls import reverse
 
-from leaderboard import profiling, services
+from leaderboard import profiling, scoring
 from leaderboard.models import Submission
 from leaderboard.web.present import shape_label
 
@@ -35,7 +35,7 @@ def profile_context(submission: Submission, user) -> dict | None:
     profile = (submission.report or {}).get("profile")
     if not profile or submission.status != Submission.Status.DONE:
         return None
-    floor = services.floor_ms_for(task=submission.task, device_type=submission.device_type,
+    floor = scoring.floor_ms_for(task=submission.task, device_type=submission.device_type,
                                   shape=profile.get("shape"), report_floor_ms=profile.get("floor_ms"))
     ncu = profile.get("ncu")
     size = profiling.profile_file_size(submission=submission) if profile.get("file_bytes") else None
