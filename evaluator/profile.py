@@ -37,7 +37,7 @@ import time
 import types
 from pathlib import Path
 
-from . import isolation, profile_report
+from . import isolation, profile_report, runner_process
 
 NCU_SECTIONS = ("SpeedOfLight", "MemoryWorkloadAnalysis")
 MAX_KERNELS = profile_report.MAX_KERNELS
@@ -105,7 +105,7 @@ class Session:
     """One profile: the scratch directory the child works in, its runs, and the judge's checks."""
 
     def __init__(self, report: dict, source: bytes, *, deadline: float):
-        from .judge import bench_shapes
+        from .shapes import bench_shapes
         from .tasks import get_task
 
         self.report, self.deadline = report, deadline
@@ -115,7 +115,7 @@ class Session:
         self.seed = secrets.randbits(62)
         self.uid = isolation.NOBODY if isolation.is_root() else os.getuid()
         self.scratch = _scratch(source)
-        self.env = isolation.runner_env(types.SimpleNamespace(scratch=Path(self.scratch)), self.device)
+        self.env = runner_process.runner_env(types.SimpleNamespace(scratch=Path(self.scratch)), self.device)
         self.ncu_status = None
         self.file = b""
         self.started = time.monotonic()

@@ -65,7 +65,7 @@ def _child(argv) -> int:
     from .tasks import get_task
 
     if a.device == "cpu":
-        torch.set_num_threads(1)  # as the runner: one thread (isolation.runner_env)
+        torch.set_num_threads(1)  # as the runner: one thread (runner_process.runner_env)
     inputs = get_task(a.task).make_inputs(json.loads(a.shape), a.seed, a.device)
     spec = importlib.util.spec_from_file_location("submission", a.source)
     module = importlib.util.module_from_spec(spec)

@@ -5,7 +5,7 @@ import re
 
 from django.urls import reverse
 
-from leaderboard import profiling, services
+from leaderboard import profiling, scoring, services
 from leaderboard.models import Submission
 from web_helpers import SOURCE, report_for
 
@@ -58,7 +58,7 @@ def test_the_owner_sees_the_speed_of_light_next_to_the_floor(client, task, owner
     assert "<caption>Memory Workload Analysis</caption>" in section
     assert "DRAM Throughput 91.52 %" in section and "1,234,567" in section
     # the floor used is the published one for this device and shape, and its share of the duration
-    floor = services.floor_ms_for(task=task, device_type=sub.device_type, shape={"M": 8192, "N": 8192})
+    floor = scoring.floor_ms_for(task=task, device_type=sub.device_type, shape={"M": 8192, "N": 8192})
     assert floor and f"{floor / 0.2 * 100:.3g} %" in section.replace("&nbsp;", " ")
     assert "SOLBottleneck" in section and "Memory is busy." in section
     assert f'href="{reverse("submission_profile_file", args=[sub.pk])}"' in section
