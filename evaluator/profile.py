@@ -91,9 +91,13 @@ def apply(report: dict, source: bytes, *, time_left_s: float, file_out: str | No
                                 "message": f.problems[0][1][:1000]})
         report["profile"] = None
     except Exception as exc:  # the evaluator's own failure: the kernel keeps its verdict
+        import traceback
+
+        traceback.print_exc()  # into the evaluator's log, where the operator sees an evaluator bug
         shape = dict(session.shape) if session else {}
         report["profile"] = {"tool": "torch.profiler", "shape": shape,
-                             "notes": [f"no profile could be made: {type(exc).__name__}: {exc}"[:1000]]}
+                             "notes": [f"no profile could be made (an error of the evaluator, not of the "
+                                       f"kernel): {type(exc).__name__}: {exc}"[:1000]]}
     finally:
         if session is not None:
             session.close()
@@ -152,8 +156,11 @@ class Session:
         if not data:
             self._ncu_failed(run.text, run)
             return []
+        # the CSV runs to kilobytes a kernel and its header comes first: read from the start, up
+        # to the rows' cap, not the tail kept of other runs for their messages
         imported = self._run([ncu, "--import", export + ".ncu-rep", "--csv", "--page", "details"],
-                             min(IMPORT_LIMIT_S, self._left()), expose=[os.path.dirname(os.path.realpath(ncu))])
+                             min(IMPORT_LIMIT_S, self._left()), expose=[os.path.dirname(os.path.realpath(ncu))],
+                             head=ROWS_MAX_BYTES)
         kernels = profile_report.parse_ncu_csv(imported.text)
         if not kernels:
             self._ncu_failed(run.text + "\n" + imported.text, imported)
@@ -228,8 +235,9 @@ class Session:
                 "--shape", json.dumps(self.shape), "--seed", str(self.seed), "--dir", out_dir, "--tool", tool]
         return self._run(argv, limit, expose=expose)
 
-    def _run(self, argv: list[str], limit_s: float, *, expose=()):
-        """Run argv as the runner's user (through `launch`); its output's tail and how it ended."""
+    def _run(self, argv: list[str], limit_s: float, *, expose=(), head: int | None = None):
+        """Run argv as the runner's user (through `launch`); its output (the tail, or with `head` the
+        first `head` bytes) and how it ended."""
         launcher = [sys.executable, "-P", "-s", "-m", "evaluator.profile_child", "launch"]
         if isolation.is_root():
             launcher += ["--drop-to", str(self.uid)]
@@ -250,7 +258,8 @@ class Session:
                     with contextlib.suppress(OSError):
                         os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
-            return types.SimpleNamespace(rc=rc, text=_tail(out, OUTPUT_TAIL), timed_out=timed_out, limit_s=limit_s)
+            text = _head(out, head) if head else _tail(out, OUTPUT_TAIL)
+            return types.SimpleNamespace(rc=rc, text=text, timed_out=timed_out, limit_s=limit_s)
 
     def _checked(self, out_dir: str, run) -> bool:
         """The output of the child's first call against the judge's own gold answer: False when it
@@ -322,6 +331,11 @@ def _read_json(path: str, limit: int, uid: int):
         return json.loads(data.decode("utf-8"), parse_constant=lambda name: None)
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
+
+
+def _head(f, limit: int) -> str:
+    f.seek(0)
+    return f.read(limit).decode("utf-8", "replace")
 
 
 def _tail(f, limit: int) -> str:

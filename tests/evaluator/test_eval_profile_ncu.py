@@ -53,6 +53,16 @@ def test_the_child_runs_under_ncu_and_its_report_becomes_rows(ncu, session, hone
                                                                     "Memory Workload Analysis"]
 
 
+def test_a_report_of_many_kernels_is_read_whole(ncu, session, honest):
+    """The import's CSV runs to kilobytes a kernel, header first: every kernel is read, not the
+    tail that is kept of other runs' output for their messages."""
+    s = session(honest)
+    s.env["STAND_IN_NCU"] = "many"
+    kernels = s._ncu(ncu)
+    assert s.ncu_status["status"] == "ok" and len(kernels) == 16
+    assert len(s.file) > 50_000
+
+
 def test_without_counter_permission_the_reason_is_kept_and_torch_profiler_runs(ncu, session, honest):
     s = session(honest)
     s.env["STAND_IN_NCU"] = "denied"
