@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 from leaderboard import selectors, services
 from leaderboard.models import Submission
 from leaderboard.web import result as words
-from leaderboard.web.diff import diff_lines
+from leaderboard.web.diff import submissions_diff
 from leaderboard.web.forms import AuditDecisionForm
 from leaderboard.web.present import device_label, highlight_python, shape_label
 
@@ -58,7 +58,7 @@ def item(request, pk: int):
         "tests": words.tests(submission.report or {}),
         "earlier": earlier,
         "last": last,
-        "diff": diff_lines(last.source, submission.source) if last else [],
+        "diff": submissions_diff(last, submission, f"#{last.pk}", f"#{submission.pk}") if last else None,
         "audit_entries": selectors.audit_for_submission(submission=submission),
         "form": AuditDecisionForm(),
         "public": selectors.submission_is_public(submission=submission),
