@@ -52,9 +52,10 @@ def upload(user, task, *, mode="ranked") -> Submission:
     return services.submission_create(user=user, task=task, source=SOURCE + f"# {user}\n", filename="k.py", mode=mode)
 
 
-def finish(sub: Submission, *, speedup=1.2, verdict="verified", codes=()) -> Submission:
+def finish(sub: Submission, *, speedup=1.2, verdict="verified", codes=(), extra=None) -> Submission:
     claimed = services.submission_claim(submission_id=sub.pk, worker="test")
     report = report_for(sub.task, device="cpu", mode=sub.mode, speedup=speedup, verdict=verdict, codes=codes)
+    report.update(extra or {})
     assert services.submission_store_result(submission=claimed, report=report)
     sub.refresh_from_db()
     return sub
@@ -193,10 +194,23 @@ def test_a_disqualification_after_the_close_removes_the_entry_and_is_listed(task
     assert selectors.code_open_reason(submission=ann) == ""  # no longer an entry
 
 
+# what the evaluator records about how it ran: for staff, never in the export
+STAFF_ONLY = {
+    "isolation": {"runner_uid": 65534, "pid_namespace": True},
+    "sanitizer": [{"tool": "memcheck", "ok": True, "findings": [], "seconds": 3.0, "note": "clean"}],
+    "compile_cache": "6 files (1 KiB) of autotuning picks copied from the judge's cache",
+    "timing_gate": "on (95 us per cycle)",
+    "ceilings": {"bandwidth_bytes_s": 4.27e12},
+}
+PUBLIC_REPORT = {"schema", "task", "mode", "device", "gpu_name", "verdict", "reasons", "reason_codes", "versions",
+                 "speedup_vs_compile", "speedup_vs_eager", "shapes", "tests", "phases"}
+
+
 def test_the_export_has_one_line_per_entry_and_source_only_when_open(task, users, race, staff, at, tmp_path):
     at(2)
-    ann = finish(upload(users["ann"], task), speedup=1.5)
-    ben = finish(upload(users["ben"], task), speedup=1.2)
+    ann = finish(upload(users["ann"], task), speedup=1.5, extra=STAFF_ONLY)
+    ben = finish(upload(users["ben"], task), speedup=1.2, extra=STAFF_ONLY)
+    assert Submission.objects.get(pk=ann.pk).report["isolation"] == STAFF_ONLY["isolation"]  # stored
     with pytest.raises(NotReady):
         list(competition_export_lines(competition=race))
     with pytest.raises(CommandError, match="not frozen yet"):
@@ -216,7 +230,13 @@ def test_the_export_has_one_line_per_entry_and_source_only_when_open(task, users
     assert first["speedup_vs_compile"] == 1.5 and first["shapes"][0]["candidate_ms"] == 0.15
     assert first["report"]["verdict"] == "verified" and first["source"] == ann.source
     assert first["report"]["logs"] == "runner output"
-    assert lines[1]["source"] is None and "logs" not in lines[1]["report"]  # withheld
+    assert first["report"]["kernels_launched"] == ["_softmax_kernel"]  # open code: what it launched too
+    assert set(first["report"]) == PUBLIC_REPORT | {"logs", "kernels_launched"}
+    assert set(first["report"]["shapes"][0]) == {"shape", "candidate_ms", "eager_ms", "compile_ms", "floor_ms",
+                                                 "speedup_vs_compile", "speedup_vs_eager"}
+    assert lines[1]["source"] is None  # withheld: neither the code nor what it launched or logged
+    assert set(lines[1]["report"]) == PUBLIC_REPORT
+    assert "isolation" not in out.read_text() and "memcheck" not in out.read_text()
 
     after = [json.loads(line) for line in competition_export_lines(competition=race)]
     assert [(x["user"], x["rank"], x["rank_at_freeze"]) for x in after] == [("ann", None, 1), ("ben", 1, 2)]
