@@ -3,12 +3,12 @@ difflib: the standard library's diff is enough for code of at most 256 KiB, once
 
 difflib's matcher is quadratic in the worst case: two uploads within the 256 KiB limit with
 52,000 short lines of a few hundred distinct values take from tens of seconds to minutes, and
-4,000 lines a side of unique text changed every other line about one second. So the sizes are checked before difflib runs: at most
-DIFF_MAX_SIDE_LINES lines a side and DIFF_MAX_LINE_PAIRS lines of one times lines of the other
-(under half a second in the worst cases tried); beyond that the pages say the pair is too
-large to diff here. difflib's own autojunk heuristic (on by default in unified_diff) stays on. A
-diff is cached in Django's cache by the two submissions and their sources' sha256: sources never
-change, so the work is done once per pair.
+4,000 lines a side of unique text changed every other line about one second. So the sizes are
+checked before difflib runs: at most DIFF_MAX_SIDE_LINES lines a side and DIFF_MAX_LINE_PAIRS
+lines of one times lines of the other (under half a second in the worst cases tried); beyond
+that the pages say the pair is too large to diff here. difflib's own autojunk heuristic (on by
+default in unified_diff) stays on. A diff is cached in Django's cache by the two submissions and
+their sources' sha256: sources never change, so the work is done once per pair.
 """
 from __future__ import annotations
 
