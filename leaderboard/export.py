@@ -53,7 +53,7 @@ def competition_export_lines(*, competition: Competition) -> Iterator[str]:
     if not competition.frozen_at:
         raise NotReady(f"The standings of {competition.slug} are not frozen yet: the competition closes "
                        f"{competition.closes_at:%Y-%m-%d %H:%M} UTC and freezes once every result "
-                       "uploaded before then is in.")
+                       "uploaded before then is in and every flagged one is reviewed.")
     entries = list(frozen_entries(competition=competition))
     removed = disqualifications([e.submission_id for e in entries if e.submission.hidden])
     ranks: dict[tuple, int] = {}
