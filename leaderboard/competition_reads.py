@@ -1,15 +1,18 @@
-"""Reads for competitions: their state, standings, late submissions, removals and why code opens.
-Keyword-only, no writes (leaderboard/competitions.py writes)."""
+"""Reads for competitions: their state, standings, what the freeze waits for, late submissions,
+removals. Keyword-only, no writes (leaderboard/competitions.py writes; why a competition opens
+code is leaderboard/opencode.py's)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 
+from django.conf import settings
 from django.db.models import F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from leaderboard.models import AuditEntry, Competition, CompetitionEntry, Submission, Task
-from leaderboard.selectors import ranked_submissions
+from leaderboard.selectors import NOT_BANNED, ranked_submissions
 
 UPCOMING, OPEN, SETTLING, FROZEN = "upcoming", "open", "settling", "frozen"
 PENDING = (Submission.Status.QUEUED, Submission.Status.RUNNING)
@@ -45,8 +48,14 @@ def competition_list(*, now=None) -> list[Competition]:
     return sorted(items, key=key)
 
 
+def _window_start(competition: Competition):
+    """Where the window really starts: its opening, or its creation if that came later. Nothing
+    uploaded before the competition existed counts, whatever its opening time says."""
+    return max(competition.opens_at, competition.created_at or competition.opens_at)
+
+
 def _in_window(competition: Competition) -> Q:
-    return Q(created_at__gte=competition.opens_at, created_at__lt=competition.closes_at)
+    return Q(created_at__gte=_window_start(competition), created_at__lt=competition.closes_at)
 
 
 def _device_filter(competition: Competition) -> Q:
@@ -54,12 +63,42 @@ def _device_filter(competition: Competition) -> Q:
     return Q(device_type__in=sorted(_device_types_matched(competition)))
 
 
-def pending_count(*, competition: Competition) -> int:
+def _window_ranked(competition: Competition) -> QuerySet[Submission]:
+    """Ranked submissions to the competition's tasks and devices uploaded inside its window."""
+    return Submission.objects.filter(_in_window(competition), _device_filter(competition),
+                                     mode=Submission.Mode.RANKED, task__in=competition.tasks.all())
+
+
+def evaluating_count(*, competition: Competition) -> int:
     """Ranked submissions uploaded inside the window that are still queued or running."""
-    return Submission.objects.filter(
-        _in_window(competition), _device_filter(competition), mode=Submission.Mode.RANKED,
-        status__in=PENDING, task__in=competition.tasks.all(),
-    ).count()
+    return _window_ranked(competition).filter(status__in=PENDING).count()
+
+
+def awaiting_review(*, competition: Competition) -> list[Submission]:
+    """Ranked results uploaded inside the window that the evaluator flagged and staff have not
+    decided on yet: an approval would put them in the standings, so the freeze waits for them.
+    Oldest first."""
+    return list(
+        _window_ranked(competition)
+        .filter(NOT_BANNED, status=Submission.Status.DONE, verdict=Submission.Verdict.FLAGGED, hidden=False)
+        .select_related("user", "task").defer("source", "logs", "report").order_by("created_at", "pk")
+    )
+
+
+def pending_count(*, competition: Competition) -> int:
+    """What the freeze waits for: window results still being evaluated or awaiting review."""
+    return evaluating_count(competition=competition) + len(awaiting_review(competition=competition))
+
+
+def reviews_holding(*, now=None) -> dict[int, list[Competition]]:
+    """{submission id: the competitions not yet frozen whose standings its review decides}, for
+    the audit console: the flagged results inside the window of an open or closed competition."""
+    now = now or timezone.now()
+    found: dict[int, list[Competition]] = {}
+    for competition in Competition.objects.filter(frozen_at__isnull=True, opens_at__lte=now).order_by("closes_at"):
+        for sub in awaiting_review(competition=competition):
+            found.setdefault(sub.pk, []).append(competition)
+    return found
 
 
 def live_standings(*, competition: Competition, task: Task, device_type: str) -> list[Submission]:
@@ -141,28 +180,50 @@ def standings(*, competition: Competition) -> list[Board]:
     return boards
 
 
+def _late_until(competition: Competition):
+    """The end of the grace period after the close: an upload before it is "after the deadline"
+    of this competition; a later one has nothing more to do with it."""
+    return competition.closes_at + timedelta(days=settings.COMPETITION_LATE_DAYS)
+
+
 def after_deadline(*, competition: Competition, limit: int = 50) -> list[Submission]:
-    """Ranked results uploaded after the close to the competition's tasks and devices: they rank
-    on the permanent boards (so every visitor may see them), never in the standings. Newest first."""
+    """Ranked results uploaded within the grace period after the close to the competition's tasks
+    and devices: they rank on the permanent boards (so every visitor may see them), never in the
+    standings. Newest first."""
     return list(
         ranked_submissions()
-        .filter(_device_filter(competition), task__in=competition.tasks.all(), created_at__gte=competition.closes_at)
+        .filter(_device_filter(competition), task__in=competition.tasks.all(),
+                created_at__gte=competition.closes_at, created_at__lt=_late_until(competition))
         .select_related("user", "task").defer("source", "logs", "report")
         .order_by("-created_at")[:limit]
     )
 
 
 def competitions_for_submission(*, submission: Submission) -> list[dict]:
-    """The competitions a ranked submission was uploaded for: {"competition", "late"} each, late
-    when it came after the close (then it is evaluated and shown, never in the standings)."""
+    """The competitions a ranked submission was uploaded for: {"competition", "late"} each. In
+    time: uploaded inside the window while the competition existed. Late: uploaded within the
+    grace period after the close (evaluated and shown, never in the standings)."""
     if submission.mode != Submission.Mode.RANKED:
         return []
-    candidates = Competition.objects.filter(tasks=submission.task, opens_at__lte=submission.created_at)
+    when = submission.created_at
+    candidates = Competition.objects.filter(tasks=submission.task, opens_at__lte=when, created_at__lte=when)
     return [
-        {"competition": c, "late": submission.created_at >= c.closes_at}
+        {"competition": c, "late": when >= c.closes_at}
         for c in candidates.order_by("opens_at")
-        if submission.device_type in _device_types_matched(c)
+        if submission.device_type in _device_types_matched(c) and when < _late_until(c)
     ]
+
+
+def open_for_upload(*, device_type: str, now=None) -> list[Competition]:
+    """The competitions a ranked upload made now on this device type enters, closing soonest
+    first, each with `task_list` (its tasks by name): what the upload form tells the uploader."""
+    now = now or timezone.now()
+    found = []
+    for c in Competition.objects.filter(opens_at__lte=now, closes_at__gt=now).order_by("closes_at"):
+        if device_type in _device_types_matched(c):
+            c.task_list = list(c.tasks.order_by("name"))
+            found.append(c)
+    return found
 
 
 def _device_types_matched(competition: Competition) -> set[str]:

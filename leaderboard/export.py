@@ -3,9 +3,15 @@ and the competition page's download both write what `competition_export_lines` y
 
 Each line: the competition, task, device type, rank (null for an entry a disqualification took
 out, which then carries `disqualified`: when and why), user, submission id and upload time, the
-verdict it entered with, the speedups and per-shape medians as they were frozen, the report, and
-the source only when its code is open to every visitor (selectors.code_open_reason; the runner's
-logs inside the report follow the same rule).
+verdict it entered with, the speedups and per-shape medians as they were frozen, the part of the
+report the public result page shows, and the source only when its code is open to every visitor
+(selectors.code_open_reason).
+
+The report is copied through an allow-list, not as stored: what the evaluator records about how it
+ran (the isolation, the sanitizer's output, the compile cache, the timing gate, the ceilings) is
+for staff, and a field added to the report later stays out until someone decides it is public.
+The kernels the judge saw launched and the runner's logs say what the code does, so they follow
+the code: only when it is open.
 """
 from __future__ import annotations
 
@@ -17,6 +23,13 @@ from leaderboard.competition_reads import disqualifications, frozen_entries
 from leaderboard.models import Competition
 
 SHAPE_KEYS = ("shape", "candidate_ms", "eager_ms", "compile_ms", "floor_ms", "speedup_vs_compile", "speedup_vs_eager")
+# what the result page shows to every visitor who may see the result
+REPORT_KEYS = ("schema", "task", "mode", "device", "gpu_name", "verdict", "reasons", "reason_codes", "versions",
+               "speedup_vs_compile", "speedup_vs_eager", "tests", "phases")
+# per shape: the medians, the floor, the speedups, and the spread the page draws as whiskers
+REPORT_SHAPE_KEYS = SHAPE_KEYS + tuple(f"{side}_{q}_ms" for side in ("candidate", "eager", "compile")
+                                       for q in ("p10", "p90"))
+OPEN_CODE_KEYS = ("kernels_launched", "logs")
 
 
 class NotReady(Exception):
@@ -27,21 +40,27 @@ def _iso(dt) -> str | None:
     return dt.isoformat() if dt else None
 
 
+def public_report(report: dict, *, code_open: bool) -> dict:
+    """The allowed fields of a frozen report; the kernels launched and the logs only with open code."""
+    keys = REPORT_KEYS + (OPEN_CODE_KEYS if code_open else ())
+    out = {k: report[k] for k in keys if k in report}
+    out["shapes"] = [{k: row[k] for k in REPORT_SHAPE_KEYS if k in row} for row in report.get("shapes") or []]
+    return out
+
+
 def competition_export_lines(*, competition: Competition) -> Iterator[str]:
     """The export, a line (with its newline) at a time. Raises NotReady before the freeze."""
     if not competition.frozen_at:
         raise NotReady(f"The standings of {competition.slug} are not frozen yet: the competition closes "
                        f"{competition.closes_at:%Y-%m-%d %H:%M} UTC and freezes once every result "
-                       "uploaded before then is in.")
+                       "uploaded before then is in and every flagged one is reviewed.")
     entries = list(frozen_entries(competition=competition))
     removed = disqualifications([e.submission_id for e in entries if e.submission.hidden])
     ranks: dict[tuple, int] = {}
     for entry in entries:
         sub = entry.submission
         open_reason = selectors.code_open_reason(submission=sub)
-        report = dict(entry.report or {})
-        if not open_reason:
-            report.pop("logs", None)
+        report = public_report(entry.report or {}, code_open=bool(open_reason))
         line = {
             "competition": competition.slug,
             "task": entry.task.name,

@@ -244,8 +244,9 @@ class ApiToken(models.Model):
 
 class Competition(models.Model):
     """A time-boxed contest on some tasks and device types. Ranked submissions uploaded while it is
-    open enter its standings (leaderboard/competitions.py); once it has closed and every such
-    submission has its result, the standings are frozen into CompetitionEntry rows."""
+    open (and not before it was created) enter its standings (leaderboard/competitions.py); once it
+    has closed and every such submission has its result and, if flagged, its review, the standings
+    are frozen into CompetitionEntry rows."""
 
     slug = models.SlugField(max_length=64, unique=True)
     title = models.CharField(max_length=200)

@@ -177,6 +177,9 @@ SUBMISSION_MAX_BYTES = 256 * 1024
 UPLOAD_RATE_LIMIT_PER_HOUR = envint("UPLOAD_RATE_LIMIT_PER_HOUR", 30)
 # evaluations one user may have queued or running at a time; the worker takes users in turn
 EVAL_MAX_ACTIVE_PER_USER = envint("EVAL_MAX_ACTIVE_PER_USER", 2)
+# days after a competition's close during which a ranked upload to its tasks is shown as "after
+# the deadline" (on its page and the competition's); later uploads have nothing to do with it
+COMPETITION_LATE_DAYS = envint("COMPETITION_LATE_DAYS", 14)
 
 LOGGING = {
     "version": 1,

@@ -14,10 +14,13 @@ FROZEN_FIELDS = ("tasks", "device_types", "opens_at", "closes_at")
 
 
 def known_device_types(extra=()) -> list[str]:
-    """Device types a competition may name: those with published floors, this site's own, those
-    with submissions, and whatever the competition already names."""
-    found = set(scoring.CEILINGS) | {routing.default_device_type()} | set(extra or ())
+    """Device types a competition may name: those with published ceilings, this site's own, those
+    with submissions, and whatever the competition already names (so that the form shows it).
+    Never a bare "cuda" found elsewhere: a GPU queued as "cuda" stores its results under
+    "cuda:<GPU name>", so a competition on "cuda" would never get standings."""
+    found = set(scoring.CEILINGS) | {routing.default_device_type()}
     found |= set(Submission.objects.order_by().values_list("device_type", flat=True).distinct())
+    found = {d for d in found if not competitions.device_type_problem(d)} | set(extra or ())
     return sorted(found, key=lambda d: (d == "cpu", d))
 
 
@@ -34,8 +37,9 @@ class CompetitionForm(forms.ModelForm):
         error_messages={"required": "Choose at least one device type."},
         help_text="One set of standings per task and device type.")
     # declared here, not in Meta, so that the admin keeps this one-input widget too
-    opens_at = forms.DateTimeField(label="Opens (UTC)", widget=forms.DateTimeInput(
-        attrs={"type": "datetime-local", "step": 1}, format=DATETIME_FORMAT))
+    opens_at = forms.DateTimeField(
+        label="Opens (UTC)", help_text="Now or later: uploads made before a competition exists never enter it.",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "step": 1}, format=DATETIME_FORMAT))
     closes_at = forms.DateTimeField(
         label="Closes (UTC)", help_text="Uploads from this moment on are after the deadline.",
         widget=forms.DateTimeInput(attrs={"type": "datetime-local", "step": 1}, format=DATETIME_FORMAT))

@@ -1,8 +1,8 @@
-"""A competition from start to end in real Chromium: staff create it in the audit console, two
-users upload examples/softmax.py through the upload page, the window closes (the site's clock
-moved by time-machine), the standings freeze, a late upload stays out, the code of the entries
-opens, an audit disqualifies an entry after the close and the page lists it, and the export
-downloads.
+"""A competition from start to end in real Chromium: staff create it in the audit console, it opens,
+two users upload examples/softmax.py through the upload page (which says what entering means), the
+window closes (the site's clock moved by time-machine), the standings freeze, a late upload stays
+out, the code of the entries opens, an audit disqualifies an entry after the close and the page
+lists it, and the export downloads.
 
 Uploads go through the real form and submission_create; each is finished through the worker's own
 claim and store_result with a made-up CPU report, so no sandbox runs here (the flows test runs
@@ -81,11 +81,14 @@ def log_out(page):
     page.wait_for_load_state()
 
 
-def upload_and_finish(page, base: str, username: str, speedup: float) -> Submission:
+def upload_and_finish(page, base: str, username: str, speedup: float, expect_note: bool = True) -> Submission:
     """Upload examples/softmax.py as `username` through the upload page, then finish it the way
     a worker does."""
     log_in(page, base, username)
     page.get_by_role("link", name="Upload").click()
+    if expect_note:  # the form says what entering means
+        note = page.inner_text("#competition-softmax-sprint")
+        assert "Softmax sprint" in note and "opens to every visitor" in note
     page.select_option("#id_task", "softmax")
     page.check("input[name=mode][value=ranked]")
     page.set_input_files("#id_file", str(ROOT / "examples" / "softmax.py"))
@@ -109,7 +112,8 @@ def test_a_competition_opens_closes_freezes_opens_its_code_and_exports(tokyo_pag
     for name in ("alice", "bob"):
         User.objects.create_user(name, password=PASSWORD)
     now = timezone.now().astimezone(dt_timezone.utc).replace(microsecond=0)
-    opens, closes = now - timedelta(minutes=5), now + timedelta(hours=1)
+    # a competition opens now or later; the site's clock then moves to just past the opening
+    opens, closes = now + timedelta(minutes=2), now + timedelta(hours=1)
 
     # staff create the competition in the audit console
     log_in(page, base, "judy")
@@ -125,11 +129,13 @@ def test_a_competition_opens_closes_freezes_opens_its_code_and_exports(tokyo_pag
     page.fill("#id_closes_at", closes.strftime(FORM_TIME))
     page.click("#save-competition")
     page.wait_for_url(f"{base}/competitions/softmax-sprint/")
-    assert page.get_attribute("#state", "data-state") == "open"
+    assert page.get_attribute("#state", "data-state") == "upcoming"
     log_out(page)
+    time_machine.move_to(opens + timedelta(seconds=1), tick=True)
 
     # the page's times in the visitor's zone, the UTC text kept as the title; a live countdown
     page.goto(f"{base}/competitions/softmax-sprint/")
+    assert page.get_attribute("#state", "data-state") == "open"
     closes_el = page.locator("#closes-at time")
     tokyo = closes.astimezone(dt_timezone(timedelta(hours=9)))
     assert closes_el.get_attribute("title") == closes.strftime("%Y-%m-%d %H:%M UTC")
@@ -149,7 +155,7 @@ def test_a_competition_opens_closes_freezes_opens_its_code_and_exports(tokyo_pag
 
     # the window closes; a late upload is evaluated and shown, never ranked in the standings
     time_machine.move_to(closes + timedelta(minutes=10), tick=True)
-    late = upload_and_finish(page, base, "bob", speedup=2.0)
+    late = upload_and_finish(page, base, "bob", speedup=2.0, expect_note=False)
     page.goto(f"{base}/competitions/softmax-sprint/")
     assert page.get_attribute("#state", "data-state") == "frozen"
     assert page.locator("#countdown").count() == 0

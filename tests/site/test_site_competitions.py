@@ -52,9 +52,10 @@ def upload(user, task, *, mode="ranked") -> Submission:
     return services.submission_create(user=user, task=task, source=SOURCE + f"# {user}\n", filename="k.py", mode=mode)
 
 
-def finish(sub: Submission, *, speedup=1.2, verdict="verified", codes=()) -> Submission:
+def finish(sub: Submission, *, speedup=1.2, verdict="verified", codes=(), extra=None) -> Submission:
     claimed = services.submission_claim(submission_id=sub.pk, worker="test")
     report = report_for(sub.task, device="cpu", mode=sub.mode, speedup=speedup, verdict=verdict, codes=codes)
+    report.update(extra or {})
     assert services.submission_store_result(submission=claimed, report=report)
     sub.refresh_from_db()
     return sub
@@ -131,14 +132,111 @@ def test_close_late_upload_and_the_freeze_waiting_for_results(task, users, race,
 def test_frozen_standings_ignore_later_approvals_reruns_and_bans(task, users, race, staff, at):
     at(2)
     ann = finish(upload(users["ann"], task), speedup=1.2)
-    flagged = finish(upload(users["ben"], task), speedup=1.9, verdict="flagged", codes=("too_fast_vs_compile",))
     at(4)
     assert competitions.competitions_freeze_due() == 1
-    services.submission_approve(submission=flagged, actor=staff, reason="honest")  # after the freeze
-    services.submission_rerun(submission=ann, actor=staff, reason="new evaluator")
+    services.submission_rerun(submission=ann, actor=staff, reason="new evaluator")  # after the freeze
+    ann = finish(ann, speedup=3.0, verdict="flagged", codes=("too_fast_vs_compile",))
+    services.submission_approve(submission=ann, actor=staff, reason="honest")
+    assert Submission.objects.get(pk=ann.pk).speedup_vs_compile == 3.0
     services.user_ban(user=users["ann"], actor=staff, reason="elsewhere")
     rows = board(race, task).rows
     assert [(r["username"], r["speedup_vs_compile"]) for r in rows] == [("ann", 1.2)]
+
+
+def test_flagged_results_in_the_window_hold_the_freeze_until_reviewed(task, users, race, staff, at):
+    at(2)
+    finish(upload(users["ann"], task), speedup=1.2)
+    ben = finish(upload(users["ben"], task), speedup=1.9, verdict="flagged", codes=("too_fast_vs_compile",))
+    cy = finish(upload(users["cy"], task), speedup=1.1, verdict="flagged", codes=("too_fast_vs_compile",))
+    at(3.5)
+    late = finish(upload(users["ann"], task), speedup=2.5, verdict="flagged", codes=("too_fast_vs_compile",))
+    assert [s.pk for s in reads.awaiting_review(competition=race)] == [ben.pk, cy.pk]  # not the late one
+    assert reads.evaluating_count(competition=race) == 0 and reads.pending_count(competition=race) == 2
+    assert set(reads.reviews_holding()) == {ben.pk, cy.pk}
+    assert competitions.competitions_freeze_due() == 0
+    assert reads.competition_state(competition=race) == reads.SETTLING
+
+    at(5)
+    services.submission_approve(submission=ben, actor=staff, reason="checked by hand")
+    assert competitions.competitions_freeze_due() == 0  # cy still waits
+    services.submission_disqualify(submission=cy, actor=staff, reason="reads the answer")
+    assert reads.pending_count(competition=race) == 0 and reads.reviews_holding() == {}
+    assert competitions.competitions_freeze_due() == 1
+    assert names(board(race, task)) == ["ben", "ann"]  # the approved result entered
+    assert late.pk not in [r["submission_id"] for r in board(race, task).rows]
+
+
+def test_uploads_from_before_the_competition_existed_never_count(task, users, staff, at):
+    at(0)
+    before = finish(upload(users["ann"], task), speedup=3.0)
+    at(1)
+    # a window reaching back before the competition existed (saved directly, past the service's
+    # check): what was uploaded before it existed still stays out
+    race = Competition.objects.create(slug="back-dated", title="Back-dated", device_types=["cpu"],
+                                      opens_at=T0 - timedelta(days=1), closes_at=CLOSES, created_by=staff)
+    race.tasks.set([task])
+    at(2)
+    ben = finish(upload(users["ben"], task), speedup=1.1)
+    assert names(board(race, task)) == ["ben"]
+    assert reads.competitions_for_submission(submission=before) == []
+    at(4)
+    assert competitions.competitions_freeze_due() == 1
+    assert [r["submission_id"] for r in board(race, task).rows] == [ben.pk]
+    before.refresh_from_db()
+    assert selectors.code_open_reason(submission=before) == ""  # its code stays private
+    assert not selectors.code_visible(submission=before, user=users["cy"])
+
+
+def test_a_window_cannot_open_in_the_past_nor_move_its_opening_back(task, race, staff, at):
+    at(0.5)
+    race.opens_at = T0 + timedelta(hours=0.75)  # earlier, still ahead: fine
+    competitions.competition_save(competition=race, tasks=[task], actor=staff)
+    race.opens_at = T0 + timedelta(hours=0.25)
+    with pytest.raises(ValidationError) as info:
+        competitions.competition_save(competition=race, tasks=[task], actor=staff)
+    assert "opening can move earlier only to now or later" in info.value.message_dict["opens_at"][0]
+    at(2)  # open now
+    race.opens_at = T0 + timedelta(hours=0.5)
+    with pytest.raises(ValidationError, match="opening can move earlier only to now or later"):
+        competitions.competition_save(competition=race, tasks=[task], actor=staff)
+    assert Competition.objects.get(pk=race.pk).opens_at == T0 + timedelta(hours=0.75)
+
+    past = Competition(slug="past", title="Past", device_types=["cpu"], opens_at=T0 + timedelta(hours=1.5),
+                       closes_at=T0 + timedelta(hours=5))
+    with pytest.raises(ValidationError) as info:
+        competitions.competition_save(competition=past, tasks=[task], actor=staff)
+    assert set(info.value.message_dict) == {"opens_at"}
+    assert "opening time is in the past" in info.value.message_dict["opens_at"][0]
+    past.opens_at = T0 + timedelta(hours=2)  # now
+    competitions.competition_save(competition=past, tasks=[task], actor=staff)
+    assert Competition.objects.filter(slug="past").exists()
+
+
+def test_after_the_deadline_lasts_the_grace_period(task, users, race, at, settings):
+    settings.COMPETITION_LATE_DAYS = 14
+    at(3 + 24 * 13)
+    within = finish(upload(users["ann"], task), speedup=2.0)
+    at(3 + 24 * 15)
+    later = finish(upload(users["ben"], task), speedup=2.0)
+    assert [s.pk for s in reads.after_deadline(competition=race)] == [within.pk]
+    assert reads.competitions_for_submission(submission=within) == [{"competition": race, "late": True}]
+    assert reads.competitions_for_submission(submission=later) == []
+    settings.COMPETITION_LATE_DAYS = 30
+    assert [s.pk for s in reads.after_deadline(competition=race)] == [later.pk, within.pk]
+
+
+def test_a_bare_cuda_device_type_is_refused(task, staff, at):
+    c = Competition(slug="gpu", title="GPU", device_types=["cuda", "cpu"], opens_at=OPENS, closes_at=CLOSES)
+    with pytest.raises(ValidationError) as info:
+        competitions.competition_save(competition=c, tasks=[task], actor=staff)
+    assert set(info.value.message_dict) == {"device_types"}
+    assert '"cuda" alone names no results' in info.value.message_dict["device_types"][0]
+    c.device_types = ["cuda:", "cpu"]
+    with pytest.raises(ValidationError, match="Unknown device type"):
+        competitions.competition_save(competition=c, tasks=[task], actor=staff)
+    c.device_types = ["cuda:NVIDIA H200", "cpu"]
+    competitions.competition_save(competition=c, tasks=[task], actor=staff)
+    assert Competition.objects.get(slug="gpu").device_types == ["cpu", "cuda:NVIDIA H200"]
 
 
 def test_code_opens_at_the_freeze_and_staff_withholding_wins(task, users, race, staff, at):
@@ -193,10 +291,23 @@ def test_a_disqualification_after_the_close_removes_the_entry_and_is_listed(task
     assert selectors.code_open_reason(submission=ann) == ""  # no longer an entry
 
 
+# what the evaluator records about how it ran: for staff, never in the export
+STAFF_ONLY = {
+    "isolation": {"runner_uid": 65534, "pid_namespace": True},
+    "sanitizer": [{"tool": "memcheck", "ok": True, "findings": [], "seconds": 3.0, "note": "clean"}],
+    "compile_cache": "6 files (1 KiB) of autotuning picks copied from the judge's cache",
+    "timing_gate": "on (95 us per cycle)",
+    "ceilings": {"bandwidth_bytes_s": 4.27e12},
+}
+PUBLIC_REPORT = {"schema", "task", "mode", "device", "gpu_name", "verdict", "reasons", "reason_codes", "versions",
+                 "speedup_vs_compile", "speedup_vs_eager", "shapes", "tests", "phases"}
+
+
 def test_the_export_has_one_line_per_entry_and_source_only_when_open(task, users, race, staff, at, tmp_path):
     at(2)
-    ann = finish(upload(users["ann"], task), speedup=1.5)
-    ben = finish(upload(users["ben"], task), speedup=1.2)
+    ann = finish(upload(users["ann"], task), speedup=1.5, extra=STAFF_ONLY)
+    ben = finish(upload(users["ben"], task), speedup=1.2, extra=STAFF_ONLY)
+    assert Submission.objects.get(pk=ann.pk).report["isolation"] == STAFF_ONLY["isolation"]  # stored
     with pytest.raises(NotReady):
         list(competition_export_lines(competition=race))
     with pytest.raises(CommandError, match="not frozen yet"):
@@ -216,7 +327,13 @@ def test_the_export_has_one_line_per_entry_and_source_only_when_open(task, users
     assert first["speedup_vs_compile"] == 1.5 and first["shapes"][0]["candidate_ms"] == 0.15
     assert first["report"]["verdict"] == "verified" and first["source"] == ann.source
     assert first["report"]["logs"] == "runner output"
-    assert lines[1]["source"] is None and "logs" not in lines[1]["report"]  # withheld
+    assert first["report"]["kernels_launched"] == ["_softmax_kernel"]  # open code: what it launched too
+    assert set(first["report"]) == PUBLIC_REPORT | {"logs", "kernels_launched"}
+    assert set(first["report"]["shapes"][0]) == {"shape", "candidate_ms", "eager_ms", "compile_ms", "floor_ms",
+                                                 "speedup_vs_compile", "speedup_vs_eager"}
+    assert lines[1]["source"] is None  # withheld: neither the code nor what it launched or logged
+    assert set(lines[1]["report"]) == PUBLIC_REPORT
+    assert "isolation" not in out.read_text() and "memcheck" not in out.read_text()
 
     after = [json.loads(line) for line in competition_export_lines(competition=race)]
     assert [(x["user"], x["rank"], x["rank_at_freeze"]) for x in after] == [("ann", None, 1), ("ben", 1, 2)]

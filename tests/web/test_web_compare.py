@@ -2,14 +2,21 @@
 side by side, and an escaped diff when both codes are open to the viewer."""
 from __future__ import annotations
 
+import difflib
 import re
 
 import pytest
+from django.core.cache import cache
 from django.urls import reverse
 
 from leaderboard import services
 from web_helpers import H200, make_done, upload_done
 
+# two valid uploads under the 256 KiB limit with 52,000 short lines of a few hundred distinct
+# values: difflib alone takes minutes on this pair
+HEAD = "import torch\n\ndef custom_kernel(x):\n    return torch.softmax(x, -1)\n"
+HUGE_A = HEAD + "".join(f"a{i % 150}\n" for i in range(52_000))
+HUGE_B = HEAD + "".join(f"a{i % 149}\n" for i in range(52_000))
 HOSTILE = "import torch\n\ndef custom_kernel(x):\n    # </pre><script>alert(1)</script>\n    return torch.softmax(x, -1)\n"
 
 
@@ -84,3 +91,50 @@ def test_the_empty_form_offers_ones_own_submissions_and_the_result_page_links_to
     assert r.status_code == 200
     assert f'name="a" id="id_a" min="1" value="{mine.pk}"' in r.content.decode()
     assert 'name="b" id="id_b" min="1" value=""' in r.content.decode()
+
+
+@pytest.fixture
+def matcher_runs(monkeypatch):
+    """How many times difflib's matcher starts: the real one, counted."""
+    runs = []
+
+    class Counted(difflib.SequenceMatcher):
+        def __init__(self, *args, **kwargs):
+            runs.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(difflib, "SequenceMatcher", Counted)
+    return runs
+
+
+@pytest.mark.timeout(120)
+def test_a_pair_too_large_to_diff_gets_a_note_and_its_numbers_without_difflib(client, task, owner, other,
+                                                                              matcher_runs):
+    a = services.submission_publish(submission=upload_done(task, owner, source=HUGE_A, speedup=1.0), actor=owner)
+    b = services.submission_publish(submission=upload_done(task, other, source=HUGE_B, speedup=1.5), actor=other)
+    lines = len(HUGE_A.splitlines())
+    assert lines > 52_000 and max(len(HUGE_A.encode()), len(HUGE_B.encode())) < 256 * 1024
+    r = compare(client, a.pk, b.pk)  # anonymous: both codes are published
+    assert r.status_code == 200
+    html = r.content.decode()
+    note = re.search(r'<p class="panel" id="diff-too-large">.*?</p>', html, re.S).group(0)
+    assert f"Too large to diff here: #{a.pk} has {lines} lines and #{b.pk} {lines}" in note
+    assert "4,000 lines a side" in note and 'id="diff"' not in html
+    assert matcher_runs == []  # refused on size, before difflib ran
+    row = re.search(r'<table id="compare-shapes">.*?<tbody>(.*?)</tbody>', html, re.S).group(1)
+    assert re.findall(r'<td class="num">([^<]*)</td>', row)[3:5] == ["1.00x", "1.50x"]  # the numbers stay
+
+
+def test_a_diff_is_made_once_per_pair_and_stays_escaped(client, task, owner, other, matcher_runs):
+    cache.clear()
+    a = services.submission_publish(submission=upload_done(task, owner, source=HOSTILE), actor=owner)
+    b = services.submission_publish(submission=upload_done(task, other), actor=other)
+    first = compare(client, a.pk, b.pk).content.decode()
+    runs = len(matcher_runs)
+    assert runs >= 1
+    again = compare(client, a.pk, b.pk).content.decode()
+    assert len(matcher_runs) == runs  # the second answer came from the cache
+    diff = re.search(r'<pre class="diff" id="diff">.*?</pre>', again, re.S).group(0)
+    assert diff in first and "&lt;/pre&gt;&lt;script&gt;" in diff and "<script>alert" not in again
+    compare(client, b.pk, a.pk)  # the other way round is another diff
+    assert len(matcher_runs) > runs

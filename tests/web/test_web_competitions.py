@@ -182,3 +182,91 @@ def test_staff_withhold_code_from_the_console_and_release_it(client, task, owner
     client.force_login(staff)
     r = client.post(decide, {"action": "release"}, follow=True)
     assert "is not withheld" in r.content.decode()
+
+
+def test_the_upload_form_and_the_result_page_say_what_entering_means(client, task, owner, race, at):
+    client.force_login(owner)
+    at(0.5)  # upcoming: nothing to enter yet
+    assert "competition-note" not in client.get(reverse("upload")).content.decode()
+    at(2)
+    html = client.get(reverse("upload")).content.decode()
+    note = re.search(r'<p class="panel competition-note" id="competition-spring-race">.*?</p>', html, re.S).group(0)
+    assert "Spring &lt;b&gt;race&lt;/b&gt;" in note and "on softmax" in note
+    assert '<time datetime="2030-03-01T15:00:00Z">' in note
+    assert "A ranked upload to this task enters it, and when it closes the code of every entry" in note
+    assert "opens to every visitor" in note
+    ranked = upload_done(task, owner, speedup=1.2)
+    page = client.get(reverse("submission_detail", args=[ranked.pk])).content.decode()
+    assert "/competitions/spring-race/" in page
+    assert "when the competition closes the code of every entry in its final standings opens to every visitor" in page
+    test_run = upload_done(task, owner, mode="test")
+    assert "competition-note" not in client.get(reverse("submission_detail", args=[test_run.pk])).content.decode()
+
+
+def test_a_closed_competition_waits_for_flagged_reviews_and_says_which(client, task, owner, other, staff, race, at):
+    at(2)
+    upload_done(task, owner, speedup=1.2)
+    flagged = upload_done(task, other, speedup=1.9, verdict="flagged", codes=("too_fast_vs_compile",),
+                          reasons=("much faster than torch.compile",))
+    at(4)
+    url = reverse("competition_detail", args=["spring-race"])
+    html = client.get(url).content.decode()  # a visitor: how many, not whose
+    assert 'data-state="settling"' in html and 'id="export-link"' not in html
+    pending = re.search(r'<div class="panel" id="pending">.*?</div>', html, re.S).group(0)
+    assert "1 flagged result awaits an audit's review" in pending
+    assert f"#{flagged.pk}" not in pending and "other" not in pending
+
+    client.force_login(staff)
+    html = client.get(url).content.decode()
+    assert f'<a href="/audit/{flagged.pk}/">#{flagged.pk}</a> by other (softmax)' in html
+    queue = client.get(reverse("audit_queue")).content.decode()
+    waiting = re.search(r'<div class="panel" id="freezes-waiting">.*?</div>', queue, re.S).group(0)
+    assert "/competitions/spring-race/" in waiting and f'<a href="/audit/{flagged.pk}/">#{flagged.pk}</a>' in waiting
+    row = re.search(rf'<tr>\s*<td><a href="/audit/{flagged.pk}/">.*?</tr>', queue, re.S).group(0)
+    assert "its standings wait for this review" in row
+
+    client.post(reverse("audit_decide", args=[flagged.pk]), {"action": "approve", "reason": "checked by hand"})
+    html = client.get(url).content.decode()  # freezes now
+    assert 'data-state="frozen"' in html
+    assert re.findall(r'/submissions/(\d+)/">(\w+)</a>', html)[0] == (str(flagged.pk), "other")
+    assert 'id="freezes-waiting"' not in client.get(reverse("audit_queue")).content.decode()
+
+
+def test_the_late_list_and_note_end_after_the_grace_period(client, task, owner, other, race, at, settings):
+    settings.COMPETITION_LATE_DAYS = 14
+    at(3 + 24 * 13)
+    within = upload_done(task, owner, speedup=2.0)
+    at(3 + 24 * 15)
+    later = upload_done(task, other, speedup=2.5)
+    html = client.get(reverse("competition_detail", args=["spring-race"])).content.decode()
+    late = table(html, "late")
+    assert f"/submissions/{within.pk}/" in late and f"/submissions/{later.pk}/" not in late
+    assert "Uploaded in the 14 days after the close" in html
+    assert "after the deadline" in client.get(reverse("submission_detail", args=[within.pk])).content.decode()
+    page = client.get(reverse("submission_detail", args=[later.pk])).content.decode()
+    assert "after the deadline" not in page and "/competitions/spring-race/" not in page
+
+
+def test_the_console_never_offers_a_bare_cuda(client, task, staff, at, settings):
+    settings.WORKER_DEVICE, settings.WORKER_GPU_NAME = "cuda", ""  # a GPU site that does not name its GPU
+    queued = services.submission_create(user=staff, task=task, source=SOURCE, filename="k.py", mode="ranked")
+    assert queued.device_type == "cuda"  # queued under the bare name; its result is stored as cuda:<GPU>
+    client.force_login(staff)
+    url = reverse("console_competition_create")
+    form = client.get(url).content.decode()
+    offered = re.findall(r'name="device_types" value="([^"]*)"', form)
+    assert "cuda" not in offered and "cuda:NVIDIA H200" in offered and "cpu" in offered
+    r = client.post(url, {"slug": "gpu", "title": "GPU", "tasks": [task.pk], "device_types": ["cuda"],
+                          "opens_at": "2030-03-02T10:00", "closes_at": "2030-03-03T10:00"})
+    assert r.status_code == 400 and "Select a valid choice" in r.content.decode()
+    assert not Competition.objects.exists()
+
+
+def test_the_console_refuses_an_opening_in_the_past(client, task, staff, at):
+    at(24)  # 2030-03-02 12:00
+    client.force_login(staff)
+    r = client.post(reverse("console_competition_create"), {
+        "slug": "late", "title": "Late", "tasks": [task.pk], "device_types": ["cpu"],
+        "opens_at": "2030-03-02T10:00", "closes_at": "2030-03-03T10:00"})
+    assert r.status_code == 400 and "The opening time is in the past" in r.content.decode()
+    assert not Competition.objects.exists()

@@ -10,10 +10,10 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from leaderboard import selectors, services
+from leaderboard import competition_reads, selectors, services
 from leaderboard.models import Submission
 from leaderboard.web import result as words
-from leaderboard.web.diff import diff_lines
+from leaderboard.web.diff import submissions_diff
 from leaderboard.web.forms import AuditDecisionForm
 from leaderboard.web.present import device_label, highlight_python, shape_label
 
@@ -29,12 +29,20 @@ def queue(request):
     reason = request.GET.get("reason", "")
     now = timezone.now()
     items = selectors.audit_queue(reason_code=reason)
+    holding = competition_reads.reviews_holding(now=now)
     for item in items:
+        item.competitions = holding.get(item.pk, [])
         item.age_s = (now - (item.finished_at or item.created_at)).total_seconds()  # since it was flagged
         item.reason_words = [{"code": r["code"], "words": r["words"] or r["text"]} for r in words.reasons(item)]
         item.device_name = device_label(item.device_type)
+    waiting = {}  # closed competitions whose freeze waits for reviews: {competition: [ids]}
+    for pk, competitions in holding.items():
+        for c in competitions:
+            if c.closes_at <= now:
+                waiting.setdefault(c, []).append(pk)
     return render(request, "web/audit_queue.html", {
         "items": items, "reason": reason, "reasons": selectors.audit_queue_reasons(),
+        "waiting": sorted(waiting.items(), key=lambda kv: kv[0].closes_at),
         "reason_words": words.REASON_WORDS,
     })
 
@@ -58,7 +66,7 @@ def item(request, pk: int):
         "tests": words.tests(submission.report or {}),
         "earlier": earlier,
         "last": last,
-        "diff": diff_lines(last.source, submission.source) if last else [],
+        "diff": submissions_diff(last, submission, f"#{last.pk}", f"#{submission.pk}") if last else None,
         "audit_entries": selectors.audit_for_submission(submission=submission),
         "form": AuditDecisionForm(),
         "public": selectors.submission_is_public(submission=submission),

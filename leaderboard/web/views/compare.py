@@ -1,7 +1,7 @@
 """Two submissions side by side: verdicts, speedups, per-shape times, the reports' reasons,
 checks and phases, and a diff of their code. Either may be the viewer's own or a public one
 (selectors.submission_for_viewer decides, as for its own page); the diff needs both codes open
-to the viewer (selectors.code_visible)."""
+to the viewer (selectors.code_visible) and sources small enough to diff here (leaderboard/web/diff.py)."""
 from __future__ import annotations
 
 from django.shortcuts import render
@@ -10,7 +10,7 @@ from leaderboard import selectors
 from leaderboard.models import Submission
 from leaderboard.web import result as words
 from leaderboard.web.competition_forms import CompareForm
-from leaderboard.web.diff import diff_lines
+from leaderboard.web.diff import DIFF_MAX_LINE_PAIRS, DIFF_MAX_SIDE_LINES, submissions_diff
 from leaderboard.web.present import badge, device_label, shape_label
 
 RECENT_OWN = 20
@@ -77,6 +77,7 @@ def compare(request):
         "rows": _shape_table(a, b),
         "same_device": a["submission"].device_type == b["submission"].device_type,
         "same_task": a["submission"].task_id == b["submission"].task_id,
-        "diff": diff_lines(a["submission"].source, b["submission"].source,
-                           f"#{a['submission'].pk}", f"#{b['submission'].pk}") if both_open else None,
+        "diff": submissions_diff(a["submission"], b["submission"], f"#{a['submission'].pk}",
+                                 f"#{b['submission'].pk}") if both_open else None,
+        "diff_max_side": f"{DIFF_MAX_SIDE_LINES:,}", "diff_max_pairs": f"{DIFF_MAX_LINE_PAIRS:,}",
     })

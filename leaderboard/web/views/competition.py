@@ -2,6 +2,7 @@
 countdown) and its export once the standings are frozen."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -59,6 +60,7 @@ def competition_detail(request, slug: str):
     late = reads.after_deadline(competition=competition) if now >= competition.closes_at else []
     for s in late:
         s.device_name = device_label(s.device_type)
+    settling = state == reads.SETTLING
     return render(request, "web/competition_detail.html", {
         "competition": competition,
         "state": state,
@@ -68,8 +70,11 @@ def competition_detail(request, slug: str):
         "devices": [device_label(d) for d in competition.device_types],
         "boards": boards,
         "removed": [(board, r) for board in boards for r in board.removed],
-        "pending": reads.pending_count(competition=competition) if state == reads.SETTLING else 0,
+        "evaluating": reads.evaluating_count(competition=competition) if settling else 0,
+        # flagged results are their owner's and staff's: visitors learn how many, staff which
+        "awaiting_review": reads.awaiting_review(competition=competition) if settling else [],
         "late": late,
+        "late_days": settings.COMPETITION_LATE_DAYS,
     })
 
 

@@ -3,6 +3,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 
 from leaderboard import routing, services
+from leaderboard.competition_reads import open_for_upload
 from leaderboard.web.forms import UploadForm
 from leaderboard.web.present import device_label
 from leaderboard.web.result import is_tryout
@@ -35,7 +36,8 @@ def upload(request):
 
 def _context(form) -> dict:
     device_type = routing.default_device_type()
-    return {"form": form, "device_name": device_label(device_type), "tryout": is_tryout(device_type)}
+    return {"form": form, "device_name": device_label(device_type), "tryout": is_tryout(device_type),
+            "competitions": open_for_upload(device_type=device_type)}
 
 
 def _rate_limited(form) -> bool:
