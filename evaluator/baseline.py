@@ -64,6 +64,11 @@ class Runner(runner_process.Runner):
         # the judge's own persistent cache: repeat evaluations do not recompile torch.compile
         env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")
         env["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
+        # On the CPU, Inductor precompiles its C++ headers into TMPDIR (fresh for every evaluation)
+        # before it loads a kernel, even one already in the cache above: seconds of compiler work
+        # per evaluation for a file that is thrown away. Without it a cached kernel loads at once
+        # and a new one compiles from the plain headers; the kernels are the same either way.
+        env["TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS"] = "0"
         self.spawn(work, task=task, device=device, env=env, extra=["--baseline"])
 
     def send(self, msg: dict) -> None:

@@ -1,5 +1,6 @@
 """Evaluator tests run the real judge and runner processes on the CPU (Triton interpreter), with
 EVALUATOR_QUICK=1 so that each ranked evaluation takes seconds."""
+import json
 import os
 import textwrap
 from pathlib import Path
@@ -28,3 +29,17 @@ def evaluate(tmp_path):
 @pytest.fixture
 def honest():
     return HONEST_SOFTMAX.read_text()
+
+
+@pytest.fixture(scope="session")
+def honest_ranked(tmp_path_factory):
+    """(report, samples) of one ranked evaluation of the honest kernel with EVALUATOR_SAMPLES_DIR
+    set, shared by the tests that only read them (treat both as read-only)."""
+    from evaluator.api import evaluate_source
+
+    where = tmp_path_factory.mktemp("samples")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EVALUATOR_SAMPLES_DIR", str(where))
+        report = evaluate_source(HONEST_SOFTMAX.read_text(), task="softmax", device="cpu", mode="ranked")
+    [path] = sorted(where.glob("softmax-*.json"))
+    return report, json.loads(path.read_text())

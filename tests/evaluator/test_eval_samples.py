@@ -1,6 +1,6 @@
 """The judge's per-batch samples (EVALUATOR_SAMPLES_DIR): what every score is made of. The score
 must follow from the judge's own windows and the trusted baseline runner's clock alone."""
-import json
+import copy
 import statistics
 
 import pytest
@@ -20,13 +20,10 @@ def _score(row: dict) -> float:
     return statistics.median(k / c for k, c in zip(per_call("compile"), per_call("cand")))
 
 
-def test_samples_are_written_and_reproduce_the_score(evaluate, honest, tmp_path, monkeypatch):
-    where = tmp_path / "samples"
-    monkeypatch.setenv("EVALUATOR_SAMPLES_DIR", str(where))
-    report = evaluate(honest, mode="ranked")
+def test_samples_are_written_and_reproduce_the_score(honest_ranked):
+    report, samples = honest_ranked
     assert report["verdict"] == "verified", report["reasons"]
-    [path] = sorted(where.glob("softmax-*.json"))
-    [row] = json.loads(path.read_text())["shapes"]
+    [row] = samples["shapes"]
     assert row["shape"] == report["shapes"][0]["shape"]
     for side in timed.SIDES:
         assert row[side] and all(t["window_ms"] > 0 for t in row[side])
@@ -34,14 +31,11 @@ def test_samples_are_written_and_reproduce_the_score(evaluate, honest, tmp_path,
     assert report["speedup_vs_compile"] == pytest.approx(_score(row), rel=1e-9)
 
 
-def test_the_candidates_own_times_do_not_enter_the_score(evaluate, honest, tmp_path, monkeypatch):
+def test_the_candidates_own_times_do_not_enter_the_score(honest_ranked):
     """The same samples with every time the candidate's runner reported replaced: the score
     recomputed from them does not move."""
-    where = tmp_path / "samples"
-    monkeypatch.setenv("EVALUATOR_SAMPLES_DIR", str(where))
-    report = evaluate(honest, mode="ranked")
-    [path] = sorted(where.glob("softmax-*.json"))
-    [row] = json.loads(path.read_text())["shapes"]
+    report, samples = honest_ranked
+    [row] = copy.deepcopy(samples["shapes"])
     for t in row["cand"]:
         t["device_ms"] = 0.0
     assert _score(row) == pytest.approx(report["speedup_vs_compile"], rel=1e-9)
