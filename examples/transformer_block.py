@@ -389,8 +389,8 @@ def _wants_pick(x, B, T, H):
 def _pick_block_attention(inputs, B, T, H, **pick_kw):
     """The attention tile for this size, picked by timing the whole block with each candidate:
     the attention then runs where it will be scored (right after the qkv GEMM, with what that
-    left in L2). Session 4 timed the attention alone instead, and that pick disagreed with a
-    flushed per-stage sweep by 18 % at B4 T2048. The choice and every candidate's time go to
+    left in L2). Timing the attention alone gives a pick that disagrees with a flushed
+    per-stage sweep by 18 % at B4 T2048. The choice and every candidate's time go to
     stderr, which lands in the evaluation report's logs."""
     key = (B, T, H, inputs[0].device.index)
     if key not in _ATTN_PICK:

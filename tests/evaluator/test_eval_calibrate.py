@@ -34,11 +34,12 @@ def test_softmax_reads_one_on_the_cpu(monkeypatch, tmp_path):
     assert any(line.startswith("softmax ") for line in said)  # and its row was printed then
     assert row["errors"] == []
     low, high = CPU_BOUNDS
-    for _ in range(2):
+    for _ in range(4):
         if low <= row["reference_vs_eager"] <= high and low <= row["compile_vs_compile"] <= high:
             break
-        # another reading decides: this shared 2-core box has bad minutes (another process
-        # taking a core for a while). A ruler that compares two code paths reads off in every one.
+        # another reading decides. On this 2-core box some evaluations run one side two to four
+        # times slower than the same code on the other side (docs/evaluator.md, "The CPU ruler");
+        # a ruler that compares two code paths reads off in every one.
         [row] = calibrate(["softmax"], device="cpu")
         assert row["errors"] == []
     assert low <= row["reference_vs_eager"] <= high, (row, _batches(tmp_path))
