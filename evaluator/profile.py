@@ -23,7 +23,6 @@ its owner, never scored (profile_report.py, docs/profile.md).
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
 import os
 import secrets
@@ -52,17 +51,10 @@ ROWS_MAX_BYTES = 1 << 20
 
 def find_ncu() -> str | None:
     """Nsight Compute's CLI: EVALUATOR_NCU, then PATH, then the CUDA toolkit's usual places."""
-    explicit = os.environ.get("EVALUATOR_NCU")
-    if explicit:
-        return explicit if os.path.exists(explicit) else None
-    found = shutil.which("ncu")
-    if found:
-        return found
-    for pattern in ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu"):
-        hits = sorted(glob.glob(pattern))
-        if hits:
-            return hits[-1]
-    return None
+    from .sanitize import find_tool
+
+    return find_tool("EVALUATOR_NCU", "ncu", ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu",
+                                             "/opt/nvidia/nsight-compute/*/ncu"))
 
 
 def apply(report: dict, source: bytes, *, time_left_s: float, file_out: str | None = None) -> dict:

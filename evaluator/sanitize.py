@@ -28,19 +28,26 @@ ERROR_EXIT = 86
 LIMIT_S = float(os.environ.get("EVALUATOR_SANITIZER_LIMIT_S", 180))
 
 
-def find_sanitizer() -> str | None:
-    explicit = os.environ.get("EVALUATOR_SANITIZER")
+def find_tool(variable: str, name: str, patterns: tuple[str, ...]) -> str | None:
+    """A CUDA toolkit command: the path in `variable` (when set, nothing else), then PATH, then
+    the newest match of `patterns` (the toolkit's usual places)."""
+    explicit = os.environ.get(variable)
     if explicit:
         return explicit if os.path.exists(explicit) else None
-    found = shutil.which("compute-sanitizer")
+    found = shutil.which(name)
     if found:
         return found
-    for pattern in ("/usr/local/cuda/bin/compute-sanitizer", "/usr/local/cuda-*/bin/compute-sanitizer",
-                    "/opt/nvidia/*/compute-sanitizer/compute-sanitizer"):
+    for pattern in patterns:
         hits = sorted(glob.glob(pattern))
         if hits:
             return hits[-1]
     return None
+
+
+def find_sanitizer() -> str | None:
+    return find_tool("EVALUATOR_SANITIZER", "compute-sanitizer",
+                     ("/usr/local/cuda/bin/compute-sanitizer", "/usr/local/cuda-*/bin/compute-sanitizer",
+                      "/opt/nvidia/*/compute-sanitizer/compute-sanitizer"))
 
 
 def parse(output: str) -> list[str]:
