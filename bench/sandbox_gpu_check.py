@@ -132,15 +132,19 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
 
 # ---- tools from Debian packages and wheels --------------------------------------------------------
 def unpack_debs(debs: Path) -> None:
-    files = sorted(glob.glob(str(debs / "*.deb")))
+    """Debian packages (`*.deb`), and tarballs of files taken from them (`*.tar.xz`, paths as in
+    the packages): the Docker packages whole are larger than a device call may carry beside the
+    repository, so their binaries can travel as one smaller tarball."""
+    files = sorted(glob.glob(str(debs / "*.deb"))) + sorted(glob.glob(str(debs / "*.tar.xz")))
     if not files:
-        log(f"no .deb files in {debs}: using the host's tools")
+        log(f"no .deb or .tar.xz files in {debs}: using the host's tools")
         return
     DEBS_ROOT.mkdir(parents=True, exist_ok=True)
     for f in files:
-        done = run(["dpkg", "-x", f, str(DEBS_ROOT)])
+        cmd = ["dpkg", "-x", f, str(DEBS_ROOT)] if f.endswith(".deb") else ["tar", "-xJf", f, "-C", str(DEBS_ROOT)]
+        done = run(cmd)
         if done.returncode != 0:
-            log(f"dpkg -x {f} failed: {done.stderr.strip()[:300]}")
+            log(f"{' '.join(cmd[:2])} {f} failed: {done.stderr.strip()[:300]}")
     bins = [str(DEBS_ROOT / d) for d in ("usr/sbin", "usr/bin", "sbin", "bin")]
     os.environ["PATH"] = os.pathsep.join(bins + [os.environ.get("PATH", "/usr/bin:/bin")])
     libs = [str(p) for p in (DEBS_ROOT / "usr/lib/x86_64-linux-gnu", DEBS_ROOT / "lib/x86_64-linux-gnu") if p.is_dir()]
@@ -149,6 +153,28 @@ def unpack_debs(debs: Path) -> None:
         os.environ["LD_LIBRARY_PATH"] = os.pathsep.join(
             [p for p in [os.environ.get("LD_LIBRARY_PATH", "")] if p] + ["/usr/lib/x86_64-linux-gnu"] + libs)
     log(f"unpacked {len(files)} packages into {DEBS_ROOT}")
+    register_missing_libs(libs)
+
+
+def register_missing_libs(libs: list[str]) -> None:
+    """Shared libraries of the packages that the host lacks, made known to the dynamic loader
+    (root only). dockerd re-executes itself to unpack image layers with a cleared environment,
+    so LD_LIBRARY_PATH does not reach that child; a copy in a directory of its own keeps the
+    host's versions of everything else first."""
+    if os.geteuid() != 0:
+        return
+    known = run(["ldconfig", "-p"]).stdout
+    missing = [f for d in libs for f in glob.glob(os.path.join(d, "lib*.so*"))
+               if os.path.basename(f) not in known]
+    if not missing:
+        return
+    own = Path("/usr/local/lib/kb-debs")
+    own.mkdir(parents=True, exist_ok=True)
+    for f in missing:
+        shutil.copy2(f, own / os.path.basename(f))
+    Path("/etc/ld.so.conf.d/zz-kb-debs.conf").write_text(f"{own}\n")
+    run(["ldconfig"])
+    log(f"registered {', '.join(sorted(os.path.basename(f) for f in missing))} with the loader")
 
 
 def import_docker_sdk(wheels: Path) -> str:
@@ -171,7 +197,14 @@ def import_docker_sdk(wheels: Path) -> str:
 
 
 def docker_answers() -> bool:
-    return shutil.which("docker") is not None and run(["docker", "info"], timeout=30).returncode == 0
+    """The engine answers a ping through the SDK (the docker command-line client is not needed)."""
+    try:
+        import docker
+
+        docker.from_env(timeout=10).ping()
+        return True
+    except Exception:  # noqa: BLE001 - any failure means "not answering"
+        return False
 
 
 def start_dockerd(out: Path) -> str:
