@@ -8,8 +8,10 @@ One row per evaluation (sample file), shape and side; one column per segment, in
 
   wake      `batch` sent and the group continued -> the runner read the message
   calls     the runner read it -> its last call launched (GPU) or returned (CPU)
-  describe  -> outputs described (GPU) or stored in the output file (CPU)
+  describe  -> outputs described and sent to the judge (GPU) or stored in the output file (CPU)
   sync      -> synchronized (GPU only)
+  arm       GPU only, beside `sync`: the judge read the description -> the checker looked the
+            outputs up (when it ends after the runner's `batch_done`, the window waits for it)
   answer    -> the judge read the answer
   stop      -> the judge stopped the runner's group
   sample    -> the clock stopped (GPU: the checker's sample; CPU: every thread stopped)
@@ -28,7 +30,8 @@ import sys
 from pathlib import Path
 
 SEGMENTS = (("wake", None, "runner0"), ("calls", "runner0", "runner1"), ("describe", "runner1", "runner2"),
-            ("sync", "runner2", "runner3"), ("answer", None, "answered"), ("stop", "answered", "stopped"),
+            ("sync", "runner2", "runner3"), ("arm", "described", "armed"), ("answer", None, "answered"),
+            ("stop", "answered", "stopped"),
             ("sample", "stopped", "end"))
 
 

@@ -77,9 +77,9 @@ class Runner(runner_process.Runner):
         except OSError as e:
             raise self.error(f"could not send {msg.get('op')!r}: {e}") from None
 
-    def expect(self, kind: str, deadline: float) -> dict:
+    def expect(self, kind: str, deadline: float, spin_s: float = 0.0) -> dict:
         try:
-            msg = channel.recv(self.from_runner, deadline)
+            msg = channel.recv(self.from_runner, deadline, spin_s)
         except (channel.Timeout, channel.Closed, channel.ProtocolError) as e:
             raise self.error(f"no {kind!r} ({type(e).__name__}: {e})") from None
         if msg.get("t") != kind:

@@ -41,11 +41,12 @@ from .checks import Failure
 TARGET_MS = {"cuda": 20.0, "cpu": 15.0, "quick": 30.0}
 SIZING_CALLS = {"cuda": 4, "cpu": 2, "quick": 2}  # the eager batch that measures a call first
 MAX_CALLS = {"cuda": 512, "cpu": 128, "quick": 64}
-MEM_CAP_BYTES = {"cuda": 32 << 30, "cpu": 256 << 20}  # inputs and outputs of one side's batch
+MEM_CAP_BYTES = {"cuda": 48 << 30, "cpu": 256 << 20}  # inputs and outputs of one side's batch
 CPU_BATCH_MS = {"cpu": 1500.0, "quick": 300.0}  # a CPU candidate's batch, at most about this long
-MEM_FRACTION = 0.2  # on the GPU, at most this share of the device's memory as well
+MEM_FRACTION = 0.3  # on the GPU, at most this share of the device's memory as well
 L2_MULTIPLE = 3  # the inputs of a batch together exceed the L2 this many times over
 BUSY_RATIO = 1.3  # the candidate's checker took this much longer to write the same inputs: flagged
+SPIN_S = 2.0  # inside a GPU window, poll a pipe this long before sleeping on it (channel.recv)
 
 
 @dataclasses.dataclass
@@ -117,11 +118,6 @@ class LocalChecker:
     def fill(self, seeds) -> float:
         return self.checker.fill(list(seeds))
 
-    def sample(self, done: dict) -> dict:
-        """Nothing to sample: on the CPU the runner is stopped before the clock stops, and a
-        stopped process writes nothing."""
-        return {}
-
     def verify(self, done: dict, where: str) -> tuple[list, float]:
         if done.get("stored") is not True:
             return [["protocol", "protocol violation: the runner did not store its outputs"]], 0.0
@@ -158,7 +154,7 @@ class CheckerProcess:
         os.close(from_w)
         self.started = False
 
-    def call(self, op: str, timeout_s: float = 120.0, **fields) -> dict:
+    def call(self, op: str, timeout_s: float = 120.0, spin_s: float = 0.0, **fields) -> dict:
         try:
             if not self.started:
                 hello = channel.recv(self.from_checker, time.monotonic() + 300)
@@ -166,7 +162,7 @@ class CheckerProcess:
                     raise RuntimeError(f"the checker said {hello!r:.200}")
                 self.started = True
             channel.send(self.to_checker, {"op": op, **fields})
-            reply = channel.recv(self.from_checker, time.monotonic() + timeout_s)
+            reply = channel.recv(self.from_checker, time.monotonic() + timeout_s, spin_s)
         except (OSError, channel.Timeout, channel.Closed, channel.ProtocolError) as e:
             raise RuntimeError(f"the checker failed on {op!r}: {type(e).__name__}: {e}; "
                                f"its log: {self.tail()}") from None
@@ -183,8 +179,11 @@ class CheckerProcess:
     def fill(self, seeds) -> float:
         return float(self.call("fill", seeds=list(seeds))["gen_ms"])
 
-    def sample(self, done: dict) -> dict:
-        return self.call("sample", outputs=done.get("outputs"))
+    def arm(self, described: dict) -> dict:
+        return self.call("arm", spin_s=SPIN_S, outputs=described.get("outputs"))
+
+    def sample(self) -> dict:
+        return self.call("sample", spin_s=SPIN_S)
 
     def verify(self, done: dict, where: str) -> tuple[list, float]:
         reply = self.call("verify", timeout_s=600, where=where)
@@ -252,14 +251,14 @@ class Side:
         self.send({"op": "batch", "count": len(seeds), "fn": self.fn, "size": size})
         _signal_group(self.runner, signal.SIGCONT)
         marks = {"cont": time.monotonic()}
-        done = self.expect("batch_done", deadline)
-        answered = time.perf_counter()
-        marks["answered"] = time.monotonic()
-        _signal_group(self.runner, signal.SIGSTOP)
-        marks["stopped"] = time.monotonic()
         if device == "cuda":
-            sampled = self.checker.sample(done)
+            done, answered, sampled = self._gpu_window(deadline, marks)
         else:
+            done = self.expect("batch_done", deadline)
+            answered = time.perf_counter()
+            marks["answered"] = time.monotonic()
+            _signal_group(self.runner, signal.SIGSTOP)
+            marks["stopped"] = time.monotonic()
             # a stopped process writes nothing: once its threads are stopped the outputs are final
             self.runner.wait_stopped(self._pids())
             sampled = {}
@@ -275,6 +274,28 @@ class Side:
         marks.update(_stamps("runner", done), **_stamps("checker", sampled))
         marks = {k: round((v - m0) * 1e3, 4) for k, v in marks.items()}
         return Timed(self.name, window, checks.number(done, "device_ms"), gen_ms, (answered - t0) * 1e3, marks)
+
+    def _gpu_window(self, deadline: float, marks: dict) -> tuple[dict, float, dict]:
+        """The GPU half of a window: the runner describes its outputs while the device still runs
+        the calls, and the checker looks them up meanwhile (`arm`); after `batch_done` the runner
+        is stopped and the checker reads its secret sample, which ends the window. The judge and
+        the checker poll their pipes rather than sleep on them inside the window, so that no
+        wake-up of theirs is part of it."""
+        described = self.expect("batch_described", deadline, SPIN_S)
+        marks["described"] = time.monotonic()
+        armed = self.checker.arm(described)
+        marks["armed"] = time.monotonic()
+        if armed.get("problems"):
+            _signal_group(self.runner, signal.SIGSTOP)
+            return described, time.perf_counter(), armed
+        done = self.expect("batch_done", deadline, SPIN_S)
+        answered = time.perf_counter()
+        marks["answered"] = time.monotonic()
+        _signal_group(self.runner, signal.SIGSTOP)
+        marks["stopped"] = time.monotonic()
+        sampled = self.checker.sample()
+        described.update(device_ms=done.get("device_ms"), stamps=done.get("stamps"))
+        return described, answered, sampled
 
 
 def _signal_group(runner, sig: int) -> None:

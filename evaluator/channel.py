@@ -56,13 +56,25 @@ def decode(body: bytes) -> dict:
     return obj
 
 
-def recv(fd: int, deadline: float | None = None) -> dict:
-    """One frame; `deadline` is a time.monotonic() value (None: wait forever)."""
+def recv(fd: int, deadline: float | None = None, spin_s: float = 0.0) -> dict:
+    """One frame; `deadline` is a time.monotonic() value (None: wait forever). With `spin_s`, the
+    first spin_s seconds poll the pipe without sleeping: inside a timed window a process that
+    sleeps on a pipe wakes tens to hundreds of microseconds after the data arrives, by an amount
+    that depends on what the core did meanwhile, and that wake-up would be part of every window."""
+    if spin_s > 0:
+        _spin(fd, min(time.monotonic() + spin_s, deadline if deadline is not None else float("inf")))
     header = _read_exact(fd, HEADER.size, deadline)
     (size,) = HEADER.unpack(header)
     if size > MAX_FRAME:
         raise ProtocolError(f"frame of {size} bytes is over the {MAX_FRAME}-byte cap")
     return decode(_read_exact(fd, size, deadline))
+
+
+def _spin(fd: int, until: float) -> None:
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    while not poller.poll(0) and time.monotonic() < until:
+        pass
 
 
 def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:

@@ -11,9 +11,12 @@ and the runner copies its outputs into its output file before it answers.
 Per batch (judge.py drives it; the runner is stopped while inputs are written):
     fill {seeds}       write the inputs of every call into the shared buffer; time it on this
                        process's own device clock (a kernel the runner left running shows here)
-    sample {outputs}   inside the judge's timed window: read a secret random sample of every
-                       output's words. Work still writing the outputs after this is caught below
-    verify {outputs}   after the window: every input unchanged, every output against its gold
+    arm {outputs}      inside the window, while the device still runs the runner's calls: look
+                       up where the outputs lie (CUDA IPC) and stage their addresses
+    sample             inside the judge's timed window, after the runner answered: read a secret
+                       random sample of every output's words. Work still writing the outputs
+                       after this is caught below
+    verify             after the window: every input unchanged, every output against its gold
                        answer, and every sampled word unchanged since the sample
 """
 from __future__ import annotations
@@ -34,6 +37,7 @@ from .checks import Failure
 ALIGN = 256  # every input tensor starts on this byte boundary in its slot
 SAMPLE_EVERY = 1024  # one sampled 4-byte word per this many words of output (at least 64)
 SCRUB_BYTES = 256 << 20  # written after the inputs so that none of them sits in the L2
+SPIN_S = 2.0  # inside a window, poll the judge's pipe this long before sleeping on it
 
 
 class Checker:
@@ -54,6 +58,7 @@ class Checker:
         self.gen.manual_seed(secrets.randbits(63))
         self.scrub = None
         self.gather = None
+        self.armed = None
 
     # ---- layout --------------------------------------------------------------------------
     def plan(self, shape: dict) -> dict:
@@ -107,13 +112,17 @@ class Checker:
         self.idx = torch.randint(0, max(words, 1), (count, n), generator=self.gen, device=self.device)
         self.samples = torch.empty((count, n), dtype=torch.int32, device=self.device)
 
-    def sample(self, addresses: list[int]) -> None:
-        """Inside the timed window: read the sampled words of every output (device addresses)."""
-        if self.idx is None or not addresses or self.idx.shape[1] == 0:
-            return
+    def arm(self, addresses: list[int]) -> None:
+        """Stage the outputs' device addresses for `sample` (before the runner's last kernel)."""
         if self.gather is None:
             self.gather = Gather()
-        self.gather(addresses, self.idx, self.samples, self.out_bytes)
+        self.armed = self.gather.stage(addresses)
+
+    def sample(self) -> None:
+        """Inside the timed window: read the sampled words of every armed output."""
+        if self.idx is None or self.armed is None or self.idx.shape[1] == 0:
+            return
+        self.gather(self.armed, self.idx, self.samples, self.out_bytes)
         torch.cuda.synchronize()
 
     def verify(self, outputs: list[torch.Tensor], where: str) -> tuple[list, float]:
@@ -175,13 +184,20 @@ class Gather:
         except Exception:  # noqa: BLE001 - a missing Triton means the torch fallback
             self.kernel = None
 
-    def __call__(self, addresses, idx, samples, nbytes: int):
+    def stage(self, addresses: list[int]):
+        """(addresses, the same in pinned host memory): staged while the runner's calls still run,
+        with no device work, which would have to wait for the runner's context to yield the GPU."""
+        pinned = torch.tensor(addresses, dtype=torch.int64).pin_memory()
+        return list(addresses), pinned
+
+    def __call__(self, staged, idx, samples, nbytes: int):
         from .ipc import view
 
+        addresses, pinned = staged
         count, n = idx.shape
         if self.kernel is not None:
             try:
-                addrs = torch.tensor(addresses, dtype=torch.int64).to("cuda")
+                addrs = pinned.to("cuda", non_blocking=True)
                 block = 1024
                 self.kernel[(count, math.ceil(n / block))](addrs, idx, samples, n, BLOCK=block)
                 return
@@ -215,9 +231,12 @@ class Server:
 
     def serve(self):
         self.send(t="hello", pid=os.getpid(), uid=os.getuid())
+        spin = 0.0
         while True:
-            msg = channel.recv(self.inp)
+            msg = channel.recv(self.inp, None, spin)
             op = msg.get("op")
+            # after `arm` the next message, `sample`, comes inside the window: poll for it
+            spin = SPIN_S if op == "arm" else 0.0
             if op == "exit" or op is None:
                 return
             try:
@@ -245,20 +264,27 @@ class Server:
 
     def op_fill(self, msg):
         self.addresses = []
+        self.checker.armed = None
         return {"gen_ms": self.checker.fill([int(s) for s in msg["seeds"]])}
 
-    def op_sample(self, msg):
+    def op_arm(self, msg):
+        self.checker.armed = None
         descs = msg.get("outputs")
         if not isinstance(descs, list) or len(descs) != len(self.checker.seeds):
             raise self.ipc.IpcError("one memory descriptor per call is required")
-        stamps = [time.monotonic()]  # the operator's diagnostics (EVALUATOR_SAMPLES_DIR)
         n = self.checker.out_bytes
         before = self.mapper.opened
         self.addresses = [self.mapper.address(d, n) for d in descs]
+        self.checker.arm(self.addresses)
+        return {"opened": self.mapper.opened - before}
+
+    def op_sample(self, msg):
+        if self.checker.armed is None:
+            raise self.ipc.IpcError("no outputs were described before the sample")
+        stamps = [time.monotonic()]  # the operator's diagnostics (EVALUATOR_SAMPLES_DIR)
+        self.checker.sample()
         stamps.append(time.monotonic())
-        self.checker.sample(self.addresses)
-        stamps.append(time.monotonic())
-        return {"opened": self.mapper.opened - before, "stamps": stamps}
+        return {"stamps": stamps}
 
     def op_verify(self, msg):
         outputs = [self.ipc.view(a, self.checker.out_bytes) for a in self.addresses]

@@ -103,9 +103,9 @@ class Evaluation:
         except (BrokenPipeError, OSError):
             raise self._exited() from None
 
-    def expect(self, kind: str, deadline: float) -> dict:
+    def expect(self, kind: str, deadline: float, spin_s: float = 0.0) -> dict:
         try:
-            msg = channel.recv(self.runner.from_runner, min(deadline, self.deadline))
+            msg = channel.recv(self.runner.from_runner, min(deadline, self.deadline), spin_s)
         except channel.Timeout:
             self.runner.kill()
             if time.monotonic() >= self.deadline - 0.01:

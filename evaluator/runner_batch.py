@@ -41,12 +41,12 @@ class BatchCalls:
         self.send(t="mapped")
 
     def batch(self, msg):
-        """The calls of one timed batch, back to back with no round trip between them, then where
-        the outputs lie. On the GPU the outputs are described while the device still runs the
-        calls, so that only the synchronize and the answer follow the last kernel: what is left
-        of the harness's own work inside the judge's window is what no submission can skip.
-        `device_ms` (CUDA events, or the CPU's clock, around the calls) is read by the judge from
-        the trusted baseline runner only."""
+        """The calls of one timed batch, back to back with no round trip between them. On the GPU
+        the outputs are described (`batch_described`) while the device still runs the calls, so
+        that the judge's checker can look them up before the last kernel ends; only the
+        synchronize and a short `batch_done` follow the last kernel. On the CPU the outputs are
+        copied into the output file and `batch_done` says so. `device_ms` (CUDA events, or the
+        CPU's clock, around the calls) is read by the judge from the trusted baseline runner only."""
         import torch
 
         stamps = [time.monotonic()]  # for the operator's diagnostics only: never part of a score
@@ -61,18 +61,20 @@ class BatchCalls:
                 end.record()
                 stamps.append(time.monotonic())
                 outs, problems, meta, descs = self._describe(outs)
+                self.batch_outputs = outs
+                self.send(t="batch_described", outputs=descs, meta=meta, problems=problems[:16])
                 stamps.append(time.monotonic())
                 torch.cuda.synchronize()
                 stamps.append(time.monotonic())
-                device_ms, stored = start.elapsed_time(end), False
-            else:
-                t = time.perf_counter()
-                outs = [fn(*self.slots[k]) for k in range(count)]
-                device_ms = (time.perf_counter() - t) * 1e3
-                stamps.append(time.monotonic())
-                outs, problems, meta, descs = self._describe(outs)
-                stored = not problems and self._write([raw(o) for o in outs], int(msg.get("size", 0)))
-                stamps.append(time.monotonic())
+                self.send(t="batch_done", device_ms=start.elapsed_time(end), stamps=stamps)
+                return
+            t = time.perf_counter()
+            outs = [fn(*self.slots[k]) for k in range(count)]
+            device_ms = (time.perf_counter() - t) * 1e3
+            stamps.append(time.monotonic())
+            outs, problems, meta, descs = self._describe(outs)
+            stored = not problems and self._write([raw(o) for o in outs], int(msg.get("size", 0)))
+            stamps.append(time.monotonic())
             self.batch_outputs = outs
         except BaseException as e:  # noqa: BLE001
             self.fail(self._error_code(e), f"custom_kernel raised {one_line(e)}", traceback.format_exc())
