@@ -35,7 +35,8 @@ from . import channel, checks, isolation
 from .checks import Failure
 
 ALIGN = 256  # every input tensor starts on this byte boundary in its slot
-SAMPLE_EVERY = 1024  # one sampled 4-byte word per this many words of output (at least 64)
+SAMPLE_EVERY = 8192  # one sampled 4-byte word per this many words of output (at least 64): enough
+# to catch any real share of an output written late, few enough to cost tens of microseconds
 SCRUB_BYTES = 256 << 20  # written after the inputs so that none of them sits in the L2
 SPIN_S = 2.0  # inside a window, poll the judge's pipe this long before sleeping on it
 

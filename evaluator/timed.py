@@ -16,7 +16,7 @@ FLOOR_MARGIN = 0.9  # flag a median under 90 % of the roofline floor (the ceilin
 # repetitions: (warm-up batches per side, min rounds, max rounds, target rel. SE of the medians,
 # seconds per benchmark shape)
 REPS = {
-    "cuda": (1, 5, 10, 0.003, 8.0),
+    "cuda": (1, 5, 30, 0.003, 8.0),
     # CPU: single calls here vary 10-20 % and drift between two speeds, so many short batches
     "cpu": (1, 12, 40, 0.01, 30.0),
     "quick": (1, 2, 2, 1.0, 5.0),
