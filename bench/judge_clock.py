@@ -5,8 +5,9 @@ the wall time of a ranked evaluation. Results in docs/bench/judge-clock.md.
 
 Steps (all by default, in this order):
   smoke     examples/softmax.py ranked once (stops the run if it is not verified)
-  attacks   per task (softmax, matmul_bias_relu, transformer_block): the example, then the example
-            with each section-D attack of tests/exploits/section_d appended, then the example again;
+  attacks   per task (softmax, matmul_bias_relu, transformer_block): the example (with
+            compute-sanitizer, as the site runs it), then the example with each section-D attack of
+            tests/exploits/section_d appended, then the example again (BENCH_HONEST_AGAIN=0: not);
             every attack run with the source scan off, so that only run-time evidence decides
   repeat    ranked evaluations of examples/softmax.py (BENCH_REPEAT, default five)
   calibrate the reference against eager and torch.compile against itself, every task
@@ -64,26 +65,30 @@ def step_smoke(out):
 
 
 def step_attacks(out):
-    os.environ["EVALUATOR_SANITIZE"] = "0"  # compute-sanitizer is not part of the clock
     try:
         _attacks(out)
     finally:
-        os.environ.pop("EVALUATOR_SANITIZE")
+        os.environ.pop("EVALUATOR_SANITIZE", None)
 
 
 def _attacks(out):
     tasks = os.environ.get("BENCH_TASKS", " ".join(PLAN)).split()
     for task, attacks in PLAN.items():
-        if task not in tasks:
+        if task not in tasks or time.monotonic() > DEADLINE:
             continue
         honest = example(task)
+        # the first honest run keeps compute-sanitizer: its wall time is that of a ranked
+        # evaluation as the site runs it; the sanitizer runs after the timing and moves no score
+        os.environ["EVALUATOR_SANITIZE"] = "1"
         rows = [run(out, f"{task} honest", honest, task)]
+        os.environ["EVALUATOR_SANITIZE"] = "0"
         for name in attacks:
             if time.monotonic() > DEADLINE:
                 return
             attack = (ATTACKS / f"{name}.py").read_text()
             rows.append(run(out, f"{task} {name} (scan off)", honest + "\n\n" + attack, task, scan=False))
-        rows.append(run(out, f"{task} honest again", honest, task))
+        if os.environ.get("BENCH_HONEST_AGAIN", "1") == "1":
+            rows.append(run(out, f"{task} honest again", honest, task))
         base = [r["speedup_vs_compile"] for r in rows if "honest" in r["label"] and r["speedup_vs_compile"]]
         for r in rows[1:-1]:
             if r["speedup_vs_compile"] and base:
