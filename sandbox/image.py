@@ -77,6 +77,9 @@ def host_runtime() -> Runtime:
     return Runtime(python=python, binds=tuple(binds), symlinks=tuple(symlinks))
 
 
+SBIN_TOOLS = ("ldconfig",)
+
+
 def local_image_tar(runtime: Runtime) -> bytes:
     """Deterministic tiny root filesystem: mount points, passwd/group, the /lib-style symlinks."""
     buf = io.BytesIO()
@@ -93,7 +96,13 @@ def local_image_tar(runtime: Runtime) -> bytes:
             tar.addfile(info, io.BytesIO(data))
 
         links = dict(runtime.symlinks)
-        links.pop("/sbin", None)  # Docker mounts its init at /sbin/docker-init: keep a real dir
+        # Docker mounts its init at /sbin/docker-init, so /sbin stays a real directory; what
+        # programs run by its /sbin path (Triton and ctypes.util run `/sbin/ldconfig -p` to find
+        # libcuda) links into the bound /usr/sbin
+        if links.pop("/sbin", None) is not None:
+            for tool in SBIN_TOOLS:
+                if os.path.exists(f"/usr/sbin/{tool}"):
+                    links[f"/sbin/{tool}"] = f"/usr/sbin/{tool}"
         for name in ("dev", "etc", "opt", "out", "proc", "sbin", "submission", "sys", "usr"):
             add_dir(name)
         add_dir("tmp", 0o1777)

@@ -98,6 +98,21 @@ def test_judge_seat_has_three_caps_no_secrets_and_a_read_only_root(backend, monk
     assert not any(line.endswith("writable") for line in found["sysctl"]), found["sysctl"]
 
 
+def test_the_loader_cache_is_found_by_its_sbin_path(backend):
+    """Triton finds libcuda through `/sbin/ldconfig -p`, and ctypes.util.find_library the same way:
+    the box has that path on both backends, also where /sbin is a link on the host."""
+    code = ("import ctypes.util, subprocess\n"
+            "out = subprocess.run(['/sbin/ldconfig', '-p'], capture_output=True, text=True)\n"
+            "print('rc', out.returncode, 'libs', out.stdout.count('=>'))\n"
+            "print('libc', ctypes.util.find_library('c'))\n")
+    outcome = run_probe(backend, code)
+    assert outcome.exit_code == 0, outcome.logs
+    found = parse_probe(outcome.logs)
+    rc, _, libs = found["rc"][0].split()
+    assert rc == "0" and int(libs) > 0, outcome.logs
+    assert found["libc"][0].startswith("libc.so"), outcome.logs
+
+
 def test_the_box_leaves_nothing_behind(backend):
     made = []
     outcome = run_probe(backend, "print('hello')", keep_box=made)
