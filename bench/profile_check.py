@@ -6,16 +6,18 @@ directly and inside a bubblewrap box, and why.
 Runs as root with only torch, triton and this repository (no Django, no pytest). Steps, each
 recorded as it finishes (a step that fails or runs out of time is recorded too, and the rest go on):
 
-1. environment: GPU, driver, torch, ncu's path and version, the driver's profiling restriction
-   (RmProfilingAdminOnly in /proc/driver/nvidia/params), this process's uid and capabilities;
-2. probes outside the box: ncu (SpeedOfLight, one launch) on a tiny torch program as uid 65534
-   the way the evaluator's profiling child runs (evaluator/profile_child.py `launch`), and, after
-   step 3, as root: whether the counters are readable, and ncu's own error when not;
-3. `direct`: examples/softmax.py in profile mode through evaluator.api.evaluate_file on this host
-   (judge as root, the profiled child as 65534): verdict, tool, ncu status, the .ncu-rep;
-4. `box`: the same through sandbox.evaluate with the bwrap backend, as a worker runs it (bubblewrap
-   from --debs when the host lacks it, as bench/sandbox_gpu_check.py does), and the same two ncu
-   probes from inside the box (root in the box, then 65534).
+1. probe outside the box: ncu (SpeedOfLight, one launch) on a tiny torch program as uid 65534
+   the way the evaluator's profiling child runs (evaluator/profile_child.py `launch`): whether the
+   counters are readable, and ncu's own error when not;
+2. `box`: examples/softmax.py in profile mode through sandbox.evaluate with the bwrap backend, as
+   a worker runs it (bubblewrap from --debs when the host lacks it, as bench/sandbox_gpu_check.py
+   does), and two ncu probes from inside the box (root in the box, then 65534). It comes before
+   anything in this process touches the GPU: a worker starts no box while a process holds it;
+3. `direct`: the same evaluation through evaluator.api.evaluate_file on this host (judge as root,
+   the profiled child as 65534): verdict, tool, ncu status, the .ncu-rep; then the ncu probe as
+   root;
+4. environment: GPU, driver, torch, ncu's path and version, the driver's profiling restriction
+   (RmProfilingAdminOnly in /proc/driver/nvidia/params), this process's uid and capabilities.
 
 Results: OUT/profile_check.json (every step, and a `verdict` saying which path works where and
 why), OUT/direct_report.json, OUT/box_report.json, and the .ncu-rep files when ncu worked
@@ -292,16 +294,13 @@ def main() -> int:
     os.environ.setdefault("SANDBOX_STATE_DIR", "/tmp/kb-sandbox-state")
     res = Results(out, args.budget)
     gpu = args.device == "cuda"
-    res.step("environment", environment)
     # 65534 first: ncu keeps a lock file in /tmp that a root run would leave behind unwritable
     # for other users (recorded in `tmp_lock` before and after)
     res.step("tmp_lock_before", ncu_lock_file)
     if gpu:
         res.step("probe_65534", lambda: probe_ncu(True), needs_s=30)
-    res.step("direct", lambda: direct(out, min(300.0, res.left() - 20), args.device), needs_s=90)
-    if gpu:
-        res.step("probe_root", lambda: probe_ncu(False), needs_s=30)
-    res.step("tmp_lock_after", ncu_lock_file)
+    # the box before anything in this process touches the GPU: a worker refuses to start a box
+    # while any process holds the GPU, and the direct run leaves this one holding it
     if not args.skip_box:
         from sandbox_gpu_check import unpack_debs
 
@@ -309,6 +308,11 @@ def main() -> int:
         res.step("box", lambda: in_box(out, min(300.0, res.left() - 30), args.device), needs_s=90)
         if gpu:
             res.step("box_probe", lambda: box_probe(out), needs_s=60)
+    res.step("direct", lambda: direct(out, min(300.0, res.left() - 20), args.device), needs_s=90)
+    if gpu:
+        res.step("probe_root", lambda: probe_ncu(False), needs_s=30)
+    res.step("tmp_lock_after", ncu_lock_file)
+    res.step("environment", environment)
     res.rows["verdict"] = verdict(res.rows)
     res.save()
     log(json.dumps(res.rows["verdict"], indent=1))

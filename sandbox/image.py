@@ -77,7 +77,7 @@ def host_runtime() -> Runtime:
     return Runtime(python=python, binds=tuple(binds), symlinks=tuple(symlinks))
 
 
-SBIN_TOOLS = ("ldconfig",)
+SBIN_TOOLS = ("ldconfig", "ldconfig.real")  # Ubuntu's ldconfig is a script that runs ldconfig.real
 
 
 def local_image_tar(runtime: Runtime) -> bytes:
