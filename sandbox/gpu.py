@@ -84,6 +84,10 @@ def ensure_idle(index: int, when: str, *, settle_s: float = 2.0) -> None:
         raise SandboxError(f"GPU {index} taken out of service: {reason}")
 
 
+# installs of CUDA tools that may lie outside /usr (Nsight Compute's default place)
+TOOL_DIRS = ("/opt/nvidia/nsight-compute",)
+
+
 def device_nodes(index: int, dev: str = "/dev") -> tuple[str, ...]:
     nodes = (f"{dev}/nvidia{index}", f"{dev}/nvidiactl", f"{dev}/nvidia-uvm")
     missing = [n for n in nodes if not os.path.exists(n)]
@@ -119,4 +123,19 @@ def plan(index: int, *, runtime_binds=(), nvidia_runtime: bool = False) -> GpuPl
         if any(path.startswith(root.rstrip("/") + "/") for root in bound):
             continue
         libs.append(Bind(path, f"{LIBS_INSIDE}/{os.path.basename(path)}"))
+    libs += tool_binds(bound)
     return GpuPlan(index=index, device_nodes=nodes, lib_binds=tuple(libs), docker_request=False)
+
+
+def tool_binds(bound, dirs=TOOL_DIRS) -> list[Bind]:
+    """Read-only binds, at the same path, of the CUDA tools' installs that the runtime binds do not
+    already show: the `ncu` in the toolkit's bin is a script that runs the Nsight Compute install
+    it finds under the toolkit or under /opt/nvidia, and without it profile mode in the box falls
+    back to torch.profiler."""
+    found = []
+    for directory in dirs:
+        if not os.path.isdir(directory) or any(directory == r or directory.startswith(r.rstrip("/") + "/")
+                                               for r in bound):
+            continue
+        found.append(Bind(directory, directory))
+    return found

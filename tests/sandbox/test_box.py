@@ -358,6 +358,16 @@ def test_gpu_parse_and_missing_nodes():
             gpu.device_nodes(0)
 
 
+def test_nsight_compute_outside_the_runtime_binds_is_bound_read_only(tmp_path):
+    """Nsight Compute under /opt/nvidia (outside /usr) goes into a GPU box at its own path; one the
+    runtime already shows, or one that is absent, adds nothing."""
+    install = tmp_path / "opt" / "nvidia" / "nsight-compute"
+    install.mkdir(parents=True)
+    binds = gpu.tool_binds(["/usr"], dirs=(str(install), str(tmp_path / "absent")))
+    assert [(b.source, b.target) for b in binds] == [(str(install), str(install))]
+    assert gpu.tool_binds([str(tmp_path / "opt")], dirs=(str(install),)) == []
+
+
 def test_build_context_holds_only_the_dockerfile_and_the_evaluator():
     with tarfile.open(fileobj=io.BytesIO(image.build_context())) as tar:
         names = tar.getnames()
