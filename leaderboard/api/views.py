@@ -176,6 +176,7 @@ def leaderboard(request, name: str):
         return error(404, f"No task named {name!r}.")
     device_type = request.GET.get("device") or routing.default_device_type()
     entries = selectors.leaderboard_for_task(task=task, device_type=device_type)
+    code_open = selectors.code_open_reasons(submissions=entries)
     return JsonResponse({
         "task": task.name,
         "device_type": device_type,
@@ -183,6 +184,7 @@ def leaderboard(request, name: str):
         "entries": [
             {"rank": e.rank, "user": e.user.username, "submission": e.pk,
              "page": request.build_absolute_uri(reverse("submission_detail", args=[e.pk])),
+             "code_open": bool(code_open[e.pk]),
              "speedup_vs_compile": e.speedup_vs_compile, "speedup_vs_eager": e.speedup_vs_eager,
              "pct_of_floor": e.pct_of_floor, "gpu_name": e.gpu_name, "created_at": _iso(e.created_at)}
             for e in entries
