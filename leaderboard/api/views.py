@@ -1,4 +1,5 @@
-"""The JSON API for scripts and agents: submit, status and result, leaderboards.
+"""The JSON API for scripts and agents: submit, status and result, leaderboards (the competitions'
+part is leaderboard/api/competition_views.py).
 
 Errors are JSON objects {"error": "..."} with a fitting status code. Uploads go through the same
 service as the browser form, so validation and the per-user rate limit are the same.
@@ -14,7 +15,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
 from leaderboard import profiling, routing, selectors, services
-from leaderboard.api.auth import error, token_required
+from leaderboard.api.auth import AUTH_REQUIRED, error, token_optional, token_required
 from leaderboard.models import Submission, Task
 
 
@@ -151,11 +152,37 @@ def _viewable(request, submission_id: int):
     return sub, None
 
 
+# What anyone else reads of a public submission (a ranked entry, or one whose code is open): what
+# its page shows every visitor. The logs and the source follow the code (selectors.code_visible);
+# the stored report and the profile stay with the owner and staff. A field added to
+# submission_json stays out of here until someone decides it is public.
+PUBLIC_FIELDS = ("id", "url", "task", "mode", "device_type", "filename", "status", "phase", "finished",
+                 "created_at", "started_at", "finished_at", "page", "verdict", "reasons", "reason_codes",
+                 "speedup_vs_compile", "speedup_vs_eager", "pct_of_floor", "ranked", "hidden", "gpu_name",
+                 "versions", "shapes", "tests", "error")
+
+
 @require_GET
-@token_required
+@token_optional
 def submission_detail(request, submission_id: int):
-    sub, refused = _viewable(request, submission_id)
-    return refused or JsonResponse(submission_json(request, sub))
+    """One submission: everything for its owner and staff, the public part of a public one for
+    anyone else (no token needed), with the source wherever the code is open to the caller."""
+    sub = Submission.objects.select_related("task", "user").filter(pk=submission_id).first()
+    own = sub is not None and sub.can_view(request.user)
+    if sub is None or not (own or selectors.submission_is_public(submission=sub)):
+        if not request.user.is_authenticated:
+            return error(401, AUTH_REQUIRED)
+        if sub is None:
+            return error(404, f"No submission #{submission_id}.")
+        return error(403, f"Submission #{submission_id} belongs to another user.")
+    reason = selectors.code_open_reason(submission=sub)
+    data = submission_json(request, sub)
+    if not own:
+        data = {k: v for k, v in data.items() if k in PUBLIC_FIELDS + (("logs",) if reason else ())}
+    data["code_open"] = bool(reason)
+    data["code_open_reason"] = reason
+    data["source"] = sub.source if own or reason else None
+    return JsonResponse(data)
 
 
 @require_GET
