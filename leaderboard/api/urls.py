@@ -1,6 +1,6 @@
 from django.urls import path
 
-from leaderboard.api import views
+from leaderboard.api import competition_views, views
 
 urlpatterns = [
     path("submissions", views.submissions, name="api-submissions"),
@@ -10,4 +10,9 @@ urlpatterns = [
          name="api-submission-profile-file"),
     path("tasks", views.task_list, name="api-tasks"),
     path("tasks/<slug:name>/leaderboard", views.leaderboard, name="api-leaderboard"),
+    path("competitions", competition_views.competition_list, name="api-competitions"),
+    # <str:> rather than <slug:>: a malformed name gets the API's JSON 404, not the site's page
+    path("competitions/<str:slug>", competition_views.competition_detail, name="api-competition"),
+    path("competitions/<str:slug>/export.jsonl", competition_views.competition_export,
+         name="api-competition-export"),
 ]
