@@ -5,6 +5,7 @@ from leaderboard.api import competition_views, views
 urlpatterns = [
     path("submissions", views.submissions, name="api-submissions"),
     path("submissions/<int:submission_id>", views.submission_detail, name="api-submission"),
+    path("submissions/<int:submission_id>/source", views.submission_source, name="api-submission-source"),
     path("submissions/<int:submission_id>/report", views.submission_report, name="api-submission-report"),
     path("submissions/<int:submission_id>/profile.ncu-rep", views.submission_profile_file,
          name="api-submission-profile-file"),

@@ -153,36 +153,63 @@ def _viewable(request, submission_id: int):
 
 
 # What anyone else reads of a public submission (a ranked entry, or one whose code is open): what
-# its page shows every visitor. The logs and the source follow the code (selectors.code_visible);
-# the stored report and the profile stay with the owner and staff. A field added to
-# submission_json stays out of here until someone decides it is public.
+# its page shows every visitor. The logs follow the code (selectors.code_visible); the stored
+# report and the profile stay with the owner and staff. A field added to submission_json stays
+# out of here until someone decides it is public.
 PUBLIC_FIELDS = ("id", "url", "task", "mode", "device_type", "filename", "status", "phase", "finished",
                  "created_at", "started_at", "finished_at", "page", "verdict", "reasons", "reason_codes",
                  "speedup_vs_compile", "speedup_vs_eager", "pct_of_floor", "ranked", "hidden", "gpu_name",
                  "versions", "shapes", "tests", "error")
 
 
+def _readable(request, submission_id: int):
+    """(the submission, whether the caller is its owner or staff, None) when the caller may read
+    it: their own, or a public one (the rule of its page, selectors.submission_is_public). Else
+    (None, False, the error): 401 without a token, 404 for no such id, 403 for another's."""
+    sub = Submission.objects.select_related("task", "user").filter(pk=submission_id).first()
+    own = sub is not None and sub.can_view(request.user)
+    if sub is not None and (own or selectors.submission_is_public(submission=sub)):
+        return sub, own, None
+    if not request.user.is_authenticated:
+        return None, False, error(401, AUTH_REQUIRED)
+    if sub is None:
+        return None, False, error(404, f"No submission #{submission_id}.")
+    return None, False, error(403, f"Submission #{submission_id} belongs to another user.")
+
+
 @require_GET
 @token_optional
 def submission_detail(request, submission_id: int):
     """One submission: everything for its owner and staff, the public part of a public one for
-    anyone else (no token needed), with the source wherever the code is open to the caller."""
-    sub = Submission.objects.select_related("task", "user").filter(pk=submission_id).first()
-    own = sub is not None and sub.can_view(request.user)
-    if sub is None or not (own or selectors.submission_is_public(submission=sub)):
-        if not request.user.is_authenticated:
-            return error(401, AUTH_REQUIRED)
-        if sub is None:
-            return error(404, f"No submission #{submission_id}.")
-        return error(403, f"Submission #{submission_id} belongs to another user.")
+    anyone else (no token needed). `source` links to the code wherever the caller may read it;
+    the code itself stays out of here, which clients poll while the evaluation runs."""
+    sub, own, refused = _readable(request, submission_id)
+    if refused:
+        return refused
     reason = selectors.code_open_reason(submission=sub)
     data = submission_json(request, sub)
     if not own:
         data = {k: v for k, v in data.items() if k in PUBLIC_FIELDS + (("logs",) if reason else ())}
     data["code_open"] = bool(reason)
     data["code_open_reason"] = reason
-    data["source"] = sub.source if own or reason else None
+    data["source"] = (request.build_absolute_uri(reverse("api-submission-source", args=[sub.pk]))
+                      if own or reason else None)
     return JsonResponse(data)
+
+
+@require_GET
+@token_optional
+def submission_source(request, submission_id: int):
+    """The code: for its owner and staff, and for anyone while it is open (selectors.code_open_reason)."""
+    sub, own, refused = _readable(request, submission_id)
+    if refused:
+        return refused
+    reason = selectors.code_open_reason(submission=sub)
+    if not (own or reason):
+        return error(403, f"The code of submission #{submission_id} is its owner's and staff's: it opens when "
+                          "its owner publishes it or it is an entry in a competition's final standings.")
+    return JsonResponse({"id": sub.pk, "filename": sub.filename, "code_open": bool(reason),
+                         "code_open_reason": reason, "source": sub.source})
 
 
 @require_GET

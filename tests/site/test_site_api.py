@@ -128,16 +128,20 @@ def test_the_owner_and_staff_read_any_submission_others_the_public_part_of_publi
     assert body["verdict"] == "verified" and body["ranked"] is True
     assert body["speedup_vs_compile"] == pytest.approx(1.2) and body["gpu_name"] == "NVIDIA H200"
     assert body["shapes"][0]["pct_of_floor"] > 0 and body["tests"][0]["passed"] is True
-    assert body["source"] == SOURCE and body["logs"] == "runner output" and body["report"]
+    assert body["logs"] == "runner output" and body["report"] and body["code_open"] is False
+    assert client.get(body["source"], **auth(owner_key)).json()["source"] == SOURCE
     # a ranked entry is public, as its page is: its result, not its code, logs or stored report
     theirs = client.get(f"/api/submissions/{sub.pk}", **auth(other_key)).json()
     assert theirs["verdict"] == "verified" and theirs["shapes"] == body["shapes"]
     assert theirs["source"] is None and theirs["code_open"] is False
     assert not {"logs", "report", "attempts"} & set(theirs)
+    resp = client.get(body["source"], **auth(other_key))
+    assert resp.status_code == 403 and "owner's and staff's" in resp.json()["error"]
     tryout = make_done(task, owner, mode="test")  # a test run is the owner's and staff's
     resp = client.get(f"/api/submissions/{tryout.pk}", **auth(other_key))
     assert resp.status_code == 403 and "another user" in resp.json()["error"]
-    assert client.get(f"/api/submissions/{tryout.pk}", **auth(staff_key)).json()["source"] == SOURCE
+    assert client.get(f"/api/submissions/{tryout.pk}/source", **auth(other_key)).status_code == 403
+    assert client.get(f"/api/submissions/{tryout.pk}/source", **auth(staff_key)).json()["source"] == SOURCE
     assert client.get(f"/api/submissions/{sub.pk + 1000}", **auth(owner_key)).status_code == 404
 
 

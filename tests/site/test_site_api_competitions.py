@@ -1,7 +1,7 @@
 """Competitions in the JSON API, with the clock under the test's control (time-machine): the list,
 one competition open and closed, uploads after the deadline kept out, a disqualification after the
 close, the export (a JSON 404 before the freeze, the page's file after), unknown and malformed
-names; and the submission detail's source, which follows selectors.code_open_reason.
+names; and a submission's source, which follows selectors.code_open_reason.
 
 Uploads go through services.submission_create and finish through the worker's claim and
 store_result; only the evaluator's report is made up (site_helpers.report_for)."""
@@ -218,23 +218,32 @@ def auth(user) -> dict:
     return {"HTTP_AUTHORIZATION": f"Token {services.api_token_create(user=user)[1]}"}
 
 
-def test_the_source_in_a_submission_follows_open_code(client, task, users, race, staff, at):
+def source(client, submission_id: int, **extra):
+    return client.get(f"/api/submissions/{submission_id}/source", **extra)
+
+
+def test_the_source_of_a_submission_follows_open_code(client, task, users, race, staff, at):
     at(2)
     ann = finish(upload(users["ann"], task), speedup=1.5)
     ben = finish(upload(users["ben"], task), speedup=1.2)
     tryout = finish(upload(users["ann"], task, mode="test"))
     as_cy, as_ann = auth(users["cy"]), auth(users["ann"])
 
-    body = client.get(f"/api/submissions/{ann.pk}", **as_cy).json()  # a ranked entry: public, code not open
-    assert body["verdict"] == "verified" and body["code_open"] is False
+    body = client.get(f"/api/submissions/{ann.pk}", **as_cy).json()  # a ranked entry: public, its code not
+    assert body["verdict"] == "verified" and body["code_open"] is False and body["code_open_reason"] == ""
     assert body["source"] is None and "logs" not in body and "report" not in body
     assert client.get(f"/api/submissions/{ann.pk}").json()["source"] is None  # without a token too
+    for extra in (as_cy, {}):
+        resp = source(client, ann.pk, **extra)
+        assert resp.status_code == 403 and "owner's and staff's" in resp.json()["error"]
     own = client.get(f"/api/submissions/{ann.pk}", **as_ann).json()
-    assert own["source"] == ann.source and own["logs"] == "runner output" and own["report"]
+    assert own["source"] == f"http://testserver/api/submissions/{ann.pk}/source" and own["logs"] == "runner output"
+    assert source(client, ann.pk, **as_ann).json()["source"] == ann.source
     resp = client.get(f"/api/submissions/{tryout.pk}", **as_cy)  # a test run: the owner's and staff's
     assert resp.status_code == 403 and "another user" in resp.json()["error"]
-    assert client.get(f"/api/submissions/{tryout.pk}").status_code == 401
-    assert client.get(f"/api/submissions/{tryout.pk}", **auth(staff)).json()["source"] == tryout.source
+    assert source(client, tryout.pk, **as_cy).status_code == 403
+    assert source(client, tryout.pk).status_code == 401
+    assert source(client, tryout.pk, **auth(staff)).json()["source"] == tryout.source
 
     at(4)
     client.get(DETAIL)  # the freeze opens both entries' code
@@ -242,9 +251,14 @@ def test_the_source_in_a_submission_follows_open_code(client, task, users, race,
     for extra in (as_cy, {}):
         body = client.get(f"/api/submissions/{ann.pk}", **extra).json()
         assert body["code_open"] is True and "Spring Race" in body["code_open_reason"]
-        assert body["source"] == ann.source and body["logs"] == "runner output"
-        assert "report" not in body  # the stored report stays with the owner and staff
+        assert body["logs"] == "runner output" and "report" not in body  # the stored report stays theirs
+        code = client.get(body["source"], **extra).json()
+        assert code["source"] == ann.source and code["filename"] == "k.py" and code["code_open"] is True
         withheld = client.get(f"/api/submissions/{ben.pk}", **extra).json()
         assert withheld["code_open"] is False and withheld["source"] is None and "logs" not in withheld
-    assert client.get(f"/api/submissions/{ben.pk}", **auth(users["ben"])).json()["source"] == ben.source
-    assert client.get(f"/api/submissions/{ann.pk}", HTTP_AUTHORIZATION="Token nope").status_code == 401
+        assert source(client, ben.pk, **extra).status_code == 403
+    assert source(client, ben.pk, **auth(users["ben"])).json()["source"] == ben.source  # the owner still reads it
+    services.submission_disqualify(submission=ann, actor=staff, reason="forged timing")
+    assert source(client, ann.pk, **as_cy).status_code == 403  # no longer an entry: closed again
+    assert source(client, ann.pk, HTTP_AUTHORIZATION="Token nope").status_code == 401
+    assert source(client, 999999, **as_cy).status_code == 404
