@@ -70,4 +70,3 @@ def competition_open_reasons(*, submissions) -> dict[int, str]:
         found.setdefault(entry.submission_id, f"an entry in the standings of the competition “{c.title}”, "
                                               f"which closed on {c.closes_at:%Y-%m-%d %H:%M} UTC")
     return found
-

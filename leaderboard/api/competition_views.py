@@ -10,7 +10,6 @@ freeze a competition that is due first, as its page and the page's download do.
 from __future__ import annotations
 
 import re
-from datetime import timezone as dt_timezone
 
 from django.http import JsonResponse
 from django.urls import reverse
@@ -20,6 +19,7 @@ from django.views.decorators.http import require_GET
 from leaderboard import competition_reads as reads
 from leaderboard import competitions, selectors
 from leaderboard.api.auth import error
+from leaderboard.api.views import iso_utc
 from leaderboard.export import NotReady
 from leaderboard.models import Competition, Submission
 from leaderboard.web.views.competition import export_download
@@ -29,10 +29,6 @@ from leaderboard.web.views.competition import export_download
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 # upcoming, open or closed; `final` tells a closed one's frozen standings from settling ones
 STATES = {reads.UPCOMING: "upcoming", reads.OPEN: "open", reads.SETTLING: "closed", reads.FROZEN: "closed"}
-
-
-def _iso(dt) -> str | None:
-    return dt.astimezone(dt_timezone.utc).isoformat() if dt else None
 
 
 def _competition(slug: str):
@@ -56,11 +52,11 @@ def _summary(request, competition: Competition, state: str) -> dict:
         "page": url(competition.get_absolute_url()),
         "tasks": sorted(t.name for t in competition.tasks.all()),
         "devices": list(competition.device_types),
-        "opens_at": _iso(competition.opens_at),
-        "closes_at": _iso(competition.closes_at),
+        "opens_at": iso_utc(competition.opens_at),
+        "closes_at": iso_utc(competition.closes_at),
         "state": STATES[state],
         "final": final,
-        "frozen_at": _iso(competition.frozen_at),
+        "frozen_at": iso_utc(competition.frozen_at),
         "export": url(reverse("api-competition-export", args=[competition.slug])) if final else None,
     }
 
@@ -87,7 +83,7 @@ def _entry(request, row: dict, code_open: dict[int, bool]) -> dict:
     entry = {"rank": row["rank"], "user": row["username"], "submission": row["submission_id"],
              **_links(request, row["submission_id"]),
              "speedup_vs_compile": row["speedup_vs_compile"], "speedup_vs_eager": row["speedup_vs_eager"],
-             "pct_of_floor": row["pct_of_floor"], "uploaded_at": _iso(row["date"]),
+             "pct_of_floor": row["pct_of_floor"], "uploaded_at": iso_utc(row["date"]),
              "code_open": code_open.get(row["submission_id"], False)}
     if "rank_at_freeze" in row:
         entry["rank_at_freeze"] = row["rank_at_freeze"]
@@ -97,8 +93,8 @@ def _entry(request, row: dict, code_open: dict[int, bool]) -> dict:
 def _removed(request, row: dict, code_open: dict[int, bool]) -> dict:
     """A frozen entry a disqualification took out, as the page's "Changes after the close" lists it."""
     return {"rank_at_freeze": row["rank"], "user": row["username"], "submission": row["submission_id"],
-            **_links(request, row["submission_id"]), "uploaded_at": _iso(row["date"]),
-            "removed_at": _iso(row["removed_at"]), "removed_by": row["removed_by"], "reason": row["reason"],
+            **_links(request, row["submission_id"]), "uploaded_at": iso_utc(row["date"]),
+            "removed_at": iso_utc(row["removed_at"]), "removed_by": row["removed_by"], "reason": row["reason"],
             "code_open": code_open.get(row["submission_id"], False)}
 
 
@@ -106,7 +102,7 @@ def _late(request, sub: Submission, code_open: dict[int, bool]) -> dict:
     return {"user": sub.user.get_username(), "submission": sub.pk, **_links(request, sub.pk),
             "task": sub.task.name, "device_type": sub.device_type,
             "speedup_vs_compile": sub.speedup_vs_compile, "speedup_vs_eager": sub.speedup_vs_eager,
-            "uploaded_at": _iso(sub.created_at), "code_open": code_open.get(sub.pk, False)}
+            "uploaded_at": iso_utc(sub.created_at), "code_open": code_open.get(sub.pk, False)}
 
 
 @require_GET

@@ -5,6 +5,7 @@ Errors are JSON objects {"error": "..."} with a fitting status code. Uploads go 
 service as the browser form, so validation and the per-user rate limit are the same.
 """
 import json
+from datetime import timezone as dt_timezone
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, ValidationError
@@ -19,8 +20,9 @@ from leaderboard.api.auth import AUTH_REQUIRED, error, token_optional, token_req
 from leaderboard.models import Submission, Task
 
 
-def _iso(dt):
-    return dt.isoformat() if dt else None
+def iso_utc(dt) -> str | None:
+    """A moment as the API writes it: ISO 8601 in UTC."""
+    return dt.astimezone(dt_timezone.utc).isoformat() if dt else None
 
 
 def submission_json(request, sub: Submission, summary: bool = False) -> dict:
@@ -35,9 +37,9 @@ def submission_json(request, sub: Submission, summary: bool = False) -> dict:
         "status": sub.status,
         "phase": sub.phase,
         "finished": sub.is_finished,
-        "created_at": _iso(sub.created_at),
-        "started_at": _iso(sub.started_at),
-        "finished_at": _iso(sub.finished_at),
+        "created_at": iso_utc(sub.created_at),
+        "started_at": iso_utc(sub.started_at),
+        "finished_at": iso_utc(sub.finished_at),
         "attempts": sub.attempts,
         "page": request.build_absolute_uri(reverse("submission_detail", args=[sub.pk])),
     }
@@ -240,7 +242,7 @@ def leaderboard(request, name: str):
              "page": request.build_absolute_uri(reverse("submission_detail", args=[e.pk])),
              "code_open": bool(code_open[e.pk]),
              "speedup_vs_compile": e.speedup_vs_compile, "speedup_vs_eager": e.speedup_vs_eager,
-             "pct_of_floor": e.pct_of_floor, "gpu_name": e.gpu_name, "created_at": _iso(e.created_at)}
+             "pct_of_floor": e.pct_of_floor, "gpu_name": e.gpu_name, "created_at": iso_utc(e.created_at)}
             for e in entries
         ],
     })
