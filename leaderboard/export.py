@@ -56,10 +56,11 @@ def competition_export_lines(*, competition: Competition) -> Iterator[str]:
                        "uploaded before then is in and every flagged one is reviewed.")
     entries = list(frozen_entries(competition=competition))
     removed = disqualifications([e.submission_id for e in entries if e.submission.hidden])
+    open_reasons = selectors.code_open_reasons(submissions=[e.submission for e in entries])
     ranks: dict[tuple, int] = {}
     for entry in entries:
         sub = entry.submission
-        open_reason = selectors.code_open_reason(submission=sub)
+        open_reason = open_reasons[sub.pk]
         report = public_report(entry.report or {}, code_open=bool(open_reason))
         line = {
             "competition": competition.slug,

@@ -55,14 +55,18 @@ def submission_release(*, submission: Submission, actor, reason: str = "") -> Su
     return submission
 
 
-def competition_open_reason(*, submission: Submission) -> str:
-    """Why a competition opens this submission's code: an entry of frozen standings that no
-    disqualification took out. "" otherwise."""
-    if submission.hidden or not submission.pk:
-        return ""
-    entry = (CompetitionEntry.objects.filter(submission_id=submission.pk, competition__frozen_at__isnull=False)
-             .select_related("competition").order_by("competition__closes_at").first())
-    if entry is None:
-        return ""
-    c = entry.competition
-    return f"an entry in the standings of the competition “{c.title}”, which closed on {c.closes_at:%Y-%m-%d %H:%M} UTC"
+def competition_open_reasons(*, submissions) -> dict[int, str]:
+    """Why a competition opens each submission's code, in one query: {id: reason} for the entries
+    of frozen standings that no disqualification took out (the earliest-closing competition's
+    words where there are several); the others are absent."""
+    ids = [s.pk for s in submissions if s.pk and not s.hidden]
+    if not ids:
+        return {}
+    entries = (CompetitionEntry.objects.filter(submission_id__in=ids, competition__frozen_at__isnull=False)
+               .select_related("competition").order_by("competition__closes_at", "competition_id"))
+    found: dict[int, str] = {}
+    for entry in entries:
+        c = entry.competition
+        found.setdefault(entry.submission_id, f"an entry in the standings of the competition “{c.title}”, "
+                                              f"which closed on {c.closes_at:%Y-%m-%d %H:%M} UTC")
+    return found

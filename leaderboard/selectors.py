@@ -5,7 +5,7 @@ from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery, Win
 from django.db.models.functions import RowNumber
 
 from leaderboard import scoring
-from leaderboard.opencode import competition_open_reason
+from leaderboard.opencode import competition_open_reasons
 from leaderboard.models import AuditEntry, Profile, Submission, Task
 
 # What may rank: a finished, ranked, verified, visible result of a user who is not banned.
@@ -109,11 +109,24 @@ def code_open_reason(*, submission: Submission) -> str:
     """Why this submission's code is open to every visitor, in words; "" while it is not.
     Every reason code opens for goes here (an owner's publication, an entry of a closed
     competition's standings), so every page asks one place. Staff withholding wins over both."""
-    if submission.code_withheld_at:
-        return ""
-    if submission.published_at:
-        return f"published by its owner on {submission.published_at:%Y-%m-%d}"
-    return competition_open_reason(submission=submission)
+    return code_open_reasons(submissions=[submission])[submission.pk]
+
+
+def code_open_reasons(*, submissions) -> dict[int | None, str]:
+    """code_open_reason of each submission, {id: reason or ""}, in at most one query however many
+    there are (a board asks for every row)."""
+    submissions = list(submissions)
+    closed = [s for s in submissions if not s.code_withheld_at and not s.published_at]
+    by_competition = competition_open_reasons(submissions=closed)
+    reasons = {}
+    for s in submissions:
+        if s.code_withheld_at:
+            reasons[s.pk] = ""
+        elif s.published_at:
+            reasons[s.pk] = f"published by its owner on {s.published_at:%Y-%m-%d}"
+        else:
+            reasons[s.pk] = by_competition.get(s.pk, "")
+    return reasons
 
 
 def code_visible(*, submission: Submission, user) -> bool:

@@ -1,6 +1,7 @@
 """Token authentication for the JSON API: `Authorization: Token <key>`."""
 from functools import wraps
 
+from django.contrib.auth.models import AnonymousUser
 from django.http import JsonResponse
 
 from leaderboard import services
@@ -27,6 +28,10 @@ def token_user(request):
     return user
 
 
+AUTH_REQUIRED = ("Authentication required: send the header 'Authorization: Token <key>' "
+                 "(create a token on your profile page).")
+
+
 def token_required(view):
     @wraps(view)
     def wrapper(request, *args, **kwargs):
@@ -35,9 +40,24 @@ def token_required(view):
         except ValueError as exc:
             return error(401, str(exc))
         if user is None:
-            return error(401, "Authentication required: send the header 'Authorization: Token <key>' "
-                              "(create a token on your profile page).")
+            return error(401, AUTH_REQUIRED)
         request.user = user
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def token_optional(view):
+    """Like token_required, except that a request without the header goes on as an anonymous
+    visitor (the view then shows only what is public). A bad token is still a 401, and a browser
+    session counts for nothing: the API knows its callers by their tokens only."""
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            user = token_user(request)
+        except ValueError as exc:
+            return error(401, str(exc))
+        request.user = user or AnonymousUser()
         return view(request, *args, **kwargs)
 
     return wrapper

@@ -1,9 +1,11 @@
-"""The JSON API for scripts and agents: submit, status and result, leaderboards.
+"""The JSON API for scripts and agents: submit, status and result, leaderboards (the competitions'
+part is leaderboard/api/competition_views.py).
 
 Errors are JSON objects {"error": "..."} with a fitting status code. Uploads go through the same
 service as the browser form, so validation and the per-user rate limit are the same.
 """
 import json
+from datetime import timezone as dt_timezone
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, ValidationError
@@ -14,12 +16,13 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
 from leaderboard import profiling, routing, selectors, services
-from leaderboard.api.auth import error, token_required
+from leaderboard.api.auth import AUTH_REQUIRED, error, token_optional, token_required
 from leaderboard.models import Submission, Task
 
 
-def _iso(dt):
-    return dt.isoformat() if dt else None
+def iso_utc(dt) -> str | None:
+    """A moment as the API writes it: ISO 8601 in UTC."""
+    return dt.astimezone(dt_timezone.utc).isoformat() if dt else None
 
 
 def submission_json(request, sub: Submission, summary: bool = False) -> dict:
@@ -34,9 +37,9 @@ def submission_json(request, sub: Submission, summary: bool = False) -> dict:
         "status": sub.status,
         "phase": sub.phase,
         "finished": sub.is_finished,
-        "created_at": _iso(sub.created_at),
-        "started_at": _iso(sub.started_at),
-        "finished_at": _iso(sub.finished_at),
+        "created_at": iso_utc(sub.created_at),
+        "started_at": iso_utc(sub.started_at),
+        "finished_at": iso_utc(sub.finished_at),
         "attempts": sub.attempts,
         "page": request.build_absolute_uri(reverse("submission_detail", args=[sub.pk])),
     }
@@ -151,11 +154,64 @@ def _viewable(request, submission_id: int):
     return sub, None
 
 
+# What anyone else reads of a public submission (a ranked entry, or one whose code is open): what
+# its page shows every visitor. The logs follow the code (selectors.code_visible); the stored
+# report and the profile stay with the owner and staff. A field added to submission_json stays
+# out of here until someone decides it is public.
+PUBLIC_FIELDS = ("id", "url", "task", "mode", "device_type", "filename", "status", "phase", "finished",
+                 "created_at", "started_at", "finished_at", "page", "verdict", "reasons", "reason_codes",
+                 "speedup_vs_compile", "speedup_vs_eager", "pct_of_floor", "ranked", "hidden", "gpu_name",
+                 "versions", "shapes", "tests", "error")
+
+
+def _readable(request, submission_id: int):
+    """(the submission, whether the caller is its owner or staff, None) when the caller may read
+    it: their own, or a public one (the rule of its page, selectors.submission_is_public). Else
+    (None, False, the error): 401 without a token, 404 for no such id, 403 for another's."""
+    sub = Submission.objects.select_related("task", "user").filter(pk=submission_id).first()
+    own = sub is not None and sub.can_view(request.user)
+    if sub is not None and (own or selectors.submission_is_public(submission=sub)):
+        return sub, own, None
+    if not request.user.is_authenticated:
+        return None, False, error(401, AUTH_REQUIRED)
+    if sub is None:
+        return None, False, error(404, f"No submission #{submission_id}.")
+    return None, False, error(403, f"Submission #{submission_id} belongs to another user.")
+
+
 @require_GET
-@token_required
+@token_optional
 def submission_detail(request, submission_id: int):
-    sub, refused = _viewable(request, submission_id)
-    return refused or JsonResponse(submission_json(request, sub))
+    """One submission: everything for its owner and staff, the public part of a public one for
+    anyone else (no token needed). `source` links to the code wherever the caller may read it;
+    the code itself stays out of here, which clients poll while the evaluation runs."""
+    sub, own, refused = _readable(request, submission_id)
+    if refused:
+        return refused
+    reason = selectors.code_open_reason(submission=sub)
+    data = submission_json(request, sub)
+    if not own:
+        data = {k: v for k, v in data.items() if k in PUBLIC_FIELDS + (("logs",) if reason else ())}
+    data["code_open"] = bool(reason)
+    data["code_open_reason"] = reason
+    data["source"] = (request.build_absolute_uri(reverse("api-submission-source", args=[sub.pk]))
+                      if own or reason else None)
+    return JsonResponse(data)
+
+
+@require_GET
+@token_optional
+def submission_source(request, submission_id: int):
+    """The code: for its owner and staff, and for anyone while it is open (selectors.code_open_reason)."""
+    sub, own, refused = _readable(request, submission_id)
+    if refused:
+        return refused
+    reason = selectors.code_open_reason(submission=sub)
+    if not (own or reason):
+        return error(403, f"The code of submission #{submission_id} is its owner's and staff's: it opens when "
+                          "its owner publishes it or it is an entry in a competition's final standings.")
+    return JsonResponse({"id": sub.pk, "filename": sub.filename, "code_open": bool(reason),
+                         "code_open_reason": reason, "source": sub.source})
 
 
 @require_GET
@@ -176,6 +232,7 @@ def leaderboard(request, name: str):
         return error(404, f"No task named {name!r}.")
     device_type = request.GET.get("device") or routing.default_device_type()
     entries = selectors.leaderboard_for_task(task=task, device_type=device_type)
+    code_open = selectors.code_open_reasons(submissions=entries)
     return JsonResponse({
         "task": task.name,
         "device_type": device_type,
@@ -183,8 +240,9 @@ def leaderboard(request, name: str):
         "entries": [
             {"rank": e.rank, "user": e.user.username, "submission": e.pk,
              "page": request.build_absolute_uri(reverse("submission_detail", args=[e.pk])),
+             "code_open": bool(code_open[e.pk]),
              "speedup_vs_compile": e.speedup_vs_compile, "speedup_vs_eager": e.speedup_vs_eager,
-             "pct_of_floor": e.pct_of_floor, "gpu_name": e.gpu_name, "created_at": _iso(e.created_at)}
+             "pct_of_floor": e.pct_of_floor, "gpu_name": e.gpu_name, "created_at": iso_utc(e.created_at)}
             for e in entries
         ],
     })

@@ -62,3 +62,18 @@ def make_done(task, user, *, device_type=H200, **kw) -> Submission:
     assert services.submission_store_result(submission=claimed, report=report)
     sub.refresh_from_db()
     return sub
+
+
+def upload(user, task, *, mode="ranked") -> Submission:
+    """An upload through the service the form and the API call, at the current (test-controlled) time."""
+    return services.submission_create(user=user, task=task, source=SOURCE + f"# {user}\n", filename="k.py", mode=mode)
+
+
+def finish(sub: Submission, *, speedup=1.2, verdict="verified", codes=(), extra=None) -> Submission:
+    """A CPU result stored through the worker's claim and store_result, with a made-up report."""
+    claimed = services.submission_claim(submission_id=sub.pk, worker="test")
+    report = report_for(sub.task, device="cpu", mode=sub.mode, speedup=speedup, verdict=verdict, codes=codes)
+    report.update(extra or {})
+    assert services.submission_store_result(submission=claimed, report=report)
+    sub.refresh_from_db()
+    return sub

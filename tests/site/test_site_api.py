@@ -1,4 +1,5 @@
-"""The JSON API: token auth, submit, status and result (owner or staff), leaderboards, errors."""
+"""The JSON API: token auth, submit, status and result (everything for the owner and staff, the
+public part of a public submission for anyone), leaderboards, errors."""
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
@@ -118,7 +119,8 @@ def test_a_banned_user_gets_403(client, task, owner, owner_key, staff, eval_queu
     assert resp.status_code == 403 and "banned" in resp.json()["error"]
 
 
-def test_only_the_owner_and_staff_read_a_submission(client, task, owner, owner_key, other_key, staff_key):
+def test_the_owner_and_staff_read_any_submission_others_the_public_part_of_public_ones(
+        client, task, owner, owner_key, other_key, staff_key):
     sub = make_done(task, owner)
     mine = client.get(f"/api/submissions/{sub.pk}", **auth(owner_key))
     assert mine.status_code == 200
@@ -126,9 +128,20 @@ def test_only_the_owner_and_staff_read_a_submission(client, task, owner, owner_k
     assert body["verdict"] == "verified" and body["ranked"] is True
     assert body["speedup_vs_compile"] == pytest.approx(1.2) and body["gpu_name"] == "NVIDIA H200"
     assert body["shapes"][0]["pct_of_floor"] > 0 and body["tests"][0]["passed"] is True
-    theirs = client.get(f"/api/submissions/{sub.pk}", **auth(other_key))
-    assert theirs.status_code == 403 and "another user" in theirs.json()["error"]
-    assert client.get(f"/api/submissions/{sub.pk}", **auth(staff_key)).status_code == 200
+    assert body["logs"] == "runner output" and body["report"] and body["code_open"] is False
+    assert client.get(body["source"], **auth(owner_key)).json()["source"] == SOURCE
+    # a ranked entry is public, as its page is: its result, not its code, logs or stored report
+    theirs = client.get(f"/api/submissions/{sub.pk}", **auth(other_key)).json()
+    assert theirs["verdict"] == "verified" and theirs["shapes"] == body["shapes"]
+    assert theirs["source"] is None and theirs["code_open"] is False
+    assert not {"logs", "report", "attempts"} & set(theirs)
+    resp = client.get(body["source"], **auth(other_key))
+    assert resp.status_code == 403 and "owner's and staff's" in resp.json()["error"]
+    tryout = make_done(task, owner, mode="test")  # a test run is the owner's and staff's
+    resp = client.get(f"/api/submissions/{tryout.pk}", **auth(other_key))
+    assert resp.status_code == 403 and "another user" in resp.json()["error"]
+    assert client.get(f"/api/submissions/{tryout.pk}/source", **auth(other_key)).status_code == 403
+    assert client.get(f"/api/submissions/{tryout.pk}/source", **auth(staff_key)).json()["source"] == SOURCE
     assert client.get(f"/api/submissions/{sub.pk + 1000}", **auth(owner_key)).status_code == 404
 
 

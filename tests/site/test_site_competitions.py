@@ -18,7 +18,7 @@ from leaderboard import competitions, opencode, selectors, services
 from leaderboard.export import NotReady, competition_export_lines
 from leaderboard.models import AuditEntry, Competition, Submission
 
-from site_helpers import SOURCE, report_for
+from site_helpers import finish, report_for, upload
 
 pytestmark = pytest.mark.django_db
 
@@ -46,19 +46,6 @@ def race(task, staff, at):
     competition = Competition(slug="spring-race", title="Spring race", text="Fastest softmax wins.",
                               device_types=["cpu"], opens_at=OPENS, closes_at=CLOSES)
     return competitions.competition_save(competition=competition, tasks=[task], actor=staff)
-
-
-def upload(user, task, *, mode="ranked") -> Submission:
-    return services.submission_create(user=user, task=task, source=SOURCE + f"# {user}\n", filename="k.py", mode=mode)
-
-
-def finish(sub: Submission, *, speedup=1.2, verdict="verified", codes=(), extra=None) -> Submission:
-    claimed = services.submission_claim(submission_id=sub.pk, worker="test")
-    report = report_for(sub.task, device="cpu", mode=sub.mode, speedup=speedup, verdict=verdict, codes=codes)
-    report.update(extra or {})
-    assert services.submission_store_result(submission=claimed, report=report)
-    sub.refresh_from_db()
-    return sub
 
 
 def board(competition, task, device="cpu"):

@@ -78,14 +78,19 @@ def competition_detail(request, slug: str):
     })
 
 
-def competition_export(request, slug: str):
-    """The same JSON Lines as `manage.py export --competition SLUG`, once the standings are frozen."""
-    competition = _competition(slug)
+def export_download(competition: Competition) -> HttpResponse:
+    """The export as a download (the API serves the same), freezing a competition that is due
+    first. Raises export.NotReady before the freeze."""
     competitions.competition_freeze_if_due(competition=competition)
-    try:
-        body = "".join(competition_export_lines(competition=competition))
-    except NotReady as exc:
-        return HttpResponse(f"{exc}\n", status=409, content_type="text/plain; charset=utf-8")
+    body = "".join(competition_export_lines(competition=competition))
     response = HttpResponse(body, content_type="application/x-ndjson; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{competition.slug}.jsonl"'
     return response
+
+
+def competition_export(request, slug: str):
+    """The same JSON Lines as `manage.py export --competition SLUG`, once the standings are frozen."""
+    try:
+        return export_download(_competition(slug))
+    except NotReady as exc:
+        return HttpResponse(f"{exc}\n", status=409, content_type="text/plain; charset=utf-8")

@@ -34,13 +34,14 @@ def _board(task: Task, device_type: str) -> dict:
     entries = board[:LEADERBOARD_ROWS]
     history = selectors.submission_history_for_task(task=task, device_type=device_type, limit=HISTORY_POINTS)
     floors = task.floors_for(device_type)
+    code_open = selectors.code_open_reasons(submissions=entries)
     rows = [
         {
             "rank": i,
             "submission_id": e.pk,
             "user_id": e.user_id,
             "username": e.user.get_username(),
-            "code_open": bool(selectors.code_open_reason(submission=e)),
+            "code_open": bool(code_open[e.pk]),
             "speedup_vs_compile": e.speedup_vs_compile,
             "speedup_vs_eager": e.speedup_vs_eager,
             "pct_of_floor": e.pct_of_floor,
