@@ -10,7 +10,9 @@ Protocol (judge -> runner, one frame each; runner replies):
     prepare {shape, seed, snap, settle, back, keep, profile[, fn]}  -> prepared | error
     go {size, key}                         -> done {ms, fp}, then result {...} | error
     inputs {desc | path, nbytes, layout, slot_bytes, slots}          -> mapped
-    batch {count[, fn]}                    -> batch_done {outputs, meta, problems, device_ms}
+    batch {count[, fn]}                    -> GPU: batch_described {outputs, meta, problems} before
+                                              the synchronize, then batch_done {device_ms};
+                                              CPU: batch_done {outputs, meta, problems, device_ms, stored}
     release                                -> released
     stats                                  -> stats {triton, cuda, aten}
     exit                                   -> (exits)
