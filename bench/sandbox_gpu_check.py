@@ -163,9 +163,10 @@ def register_missing_libs(libs: list[str]) -> None:
     host's versions of everything else first."""
     if os.geteuid() != 0:
         return
-    known = run(["ldconfig", "-p"]).stdout
-    missing = [f for d in libs for f in glob.glob(os.path.join(d, "lib*.so*"))
-               if os.path.basename(f) not in known]
+    # `ldconfig -p` lists sonames (libseccomp.so.2), not file names (libseccomp.so.2.5.4)
+    known = {line.split()[0] for line in run(["ldconfig", "-p"]).stdout.splitlines()[1:] if line.strip()}
+    missing = [f for d in libs for f in glob.glob(os.path.join(d, "lib*.so.*"))
+               if not os.path.islink(f) and os.path.basename(f) not in known and _soname(f) not in known]
     if not missing:
         return
     own = Path("/usr/local/lib/kb-debs")
@@ -175,6 +176,14 @@ def register_missing_libs(libs: list[str]) -> None:
     Path("/etc/ld.so.conf.d/zz-kb-debs.conf").write_text(f"{own}\n")
     run(["ldconfig"])
     log(f"registered {', '.join(sorted(os.path.basename(f) for f in missing))} with the loader")
+
+
+def _soname(path: str) -> str:
+    """libfoo.so.1.2.3 -> libfoo.so.1, the usual soname (libdevmapper's is its whole file name,
+    which the caller checks as well)."""
+    name = os.path.basename(path)
+    stem, _, version = name.partition(".so.")
+    return f"{stem}.so.{version.split('.')[0]}" if version else name
 
 
 def import_docker_sdk(wheels: Path) -> str:

@@ -61,6 +61,8 @@ class Timed:
     # window's start on the machine's monotonic clock, the judge's own marks and those the runner
     # and the checker report
     marks: dict = dataclasses.field(default_factory=dict)
+    fresh: bool = True  # the checker wrote new inputs for this batch (gen_ms is their writing)
+    calls: int = 0
 
 
 def calls_per_batch(device: str, *, eager_ms: float, cand_ms: float | None, slot_bytes: int, out_bytes: int,
@@ -117,6 +119,9 @@ class LocalChecker:
 
     def fill(self, seeds) -> float:
         return self.checker.fill(list(seeds))
+
+    def refresh(self) -> float:
+        return self.checker.refresh()
 
     def verify(self, done: dict, where: str) -> tuple[list, float]:
         if done.get("stored") is not True:
@@ -178,6 +183,9 @@ class CheckerProcess:
 
     def fill(self, seeds) -> float:
         return float(self.call("fill", seeds=list(seeds))["gen_ms"])
+
+    def refresh(self) -> float:
+        return float(self.call("refresh")["gen_ms"])
 
     def arm(self, described: dict) -> dict:
         return self.call("arm", spin_s=SPIN_S, outputs=described.get("outputs"))
@@ -241,11 +249,12 @@ class Side:
             self.runner.stop()
 
     def batch(self, seeds, *, device: str, out_bytes: int, deadline: float, where: str,
-              check: bool = True) -> Timed:
+              check: bool = True, fresh: bool = True) -> Timed:
         """One timed batch (the runner stopped on entry and on return). `check=False` skips the
         full comparison of the outputs with their gold answers: for the trusted baselines after
-        their first batch of a shape, whose outputs are the reference's own."""
-        gen_ms = self.checker.fill(seeds)
+        their first batch of a shape, whose outputs are the reference's own. `fresh=False` runs
+        a trusted baseline again on the inputs its checker last wrote (`seeds` unused)."""
+        gen_ms = self.checker.fill(seeds) if fresh else self.checker.refresh()
         size = self.work.ensure_buffer(out_bytes * len(seeds)) if device != "cuda" else 0
         t0, m0 = time.perf_counter(), time.monotonic()
         self.send({"op": "batch", "count": len(seeds), "fn": self.fn, "size": size})
@@ -273,7 +282,8 @@ class Side:
             raise Failure(*[(str(c), str(m)[:1000]) for c, m in problems])
         marks.update(_stamps("runner", done), **_stamps("checker", sampled))
         marks = {k: round((v - m0) * 1e3, 4) for k, v in marks.items()}
-        return Timed(self.name, window, checks.number(done, "device_ms"), gen_ms, (answered - t0) * 1e3, marks)
+        return Timed(self.name, window, checks.number(done, "device_ms"), gen_ms, (answered - t0) * 1e3, marks,
+                     fresh=fresh, calls=len(seeds))
 
     def _gpu_window(self, deadline: float, marks: dict) -> tuple[dict, float, dict]:
         """The GPU half of a window: the runner describes its outputs while the device still runs
@@ -343,14 +353,17 @@ def per_call(batches: list[Timed], overhead: float, calls: int) -> list[float]:
 
 
 def busy_while_stopped(cand: list[Timed], base: list[Timed]) -> str | None:
-    """A message when the candidate's checker needed clearly longer to write the same inputs than
-    the baseline's: the GPU was shared with work the candidate left running while stopped."""
-    if not cand or not base:
+    """A message when the candidate's checker needed clearly longer to write an input than the
+    baseline's (per call, fresh writes only): the GPU was shared with work the candidate left
+    running while stopped."""
+    c = _median([t.gen_ms / t.calls for t in cand if t.fresh and t.calls])
+    b = _median([t.gen_ms / t.calls for t in base if t.fresh and t.calls])
+    if c is None or b is None or b <= 0 or c <= BUSY_RATIO * b:
         return None
-    c = sorted(t.gen_ms for t in cand)[len(cand) // 2]
-    b = sorted(t.gen_ms for t in base)[len(base) // 2]
-    if b <= 0 or c <= BUSY_RATIO * b:
-        return None
-    return (f"writing the inputs of a batch took {c:.3g} ms (median) while the submission's runner was "
+    return (f"writing one call's inputs took {c:.3g} ms (median) while the submission's runner was "
             f"stopped, against {b:.3g} ms for the trusted baselines: the device was busy with work "
             "left running in the background")
+
+
+def _median(values: list[float]) -> float | None:
+    return sorted(values)[len(values) // 2] if values else None

@@ -11,6 +11,8 @@ and the runner copies its outputs into its output file before it answers.
 Per batch (judge.py drives it; the runner is stopped while inputs are written):
     fill {seeds}       write the inputs of every call into the shared buffer; time it on this
                        process's own device clock (a kernel the runner left running shows here)
+    refresh            a trusted baseline's next batch on the same inputs: flush the L2, draw
+                       new sample positions
     arm {outputs}      inside the window, while the device still runs the runner's calls: look
                        up where the outputs lie (CUDA IPC) and stage their addresses
     sample             inside the judge's timed window, after the runner answered: read a secret
@@ -105,6 +107,20 @@ class Checker:
             self.scrub.zero_()
             self._draw_samples(len(seeds))
         self.seeds = list(seeds)
+        return _elapsed(self.device, t, start, end)
+
+    def refresh(self) -> float:
+        """The next batch of a trusted baseline on the inputs already written: the L2 is flushed
+        and new sample positions drawn, nothing is rebuilt (milliseconds on this process's own
+        clock). The baselines run only the reference and torch.compile, which gain nothing from
+        seeing an input twice; only the candidate needs inputs it has never seen."""
+        if not self.seeds:
+            raise ValueError("no inputs were written to refresh")
+        start, end = self._events()
+        t = _now(self.device, start)
+        if self.device == "cuda":
+            self.scrub.zero_()
+            self._draw_samples(len(self.seeds))
         return _elapsed(self.device, t, start, end)
 
     def _draw_samples(self, count: int) -> None:
@@ -267,6 +283,11 @@ class Server:
         self.addresses = []
         self.checker.armed = None
         return {"gen_ms": self.checker.fill([int(s) for s in msg["seeds"]])}
+
+    def op_refresh(self, msg):
+        self.addresses = []
+        self.checker.armed = None
+        return {"gen_ms": self.checker.refresh()}
 
     def op_arm(self, msg):
         self.checker.armed = None

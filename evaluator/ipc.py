@@ -17,7 +17,11 @@ import torch
 
 HANDLE_BYTES = 64
 LAZY_ENABLE_PEER_ACCESS = 1
-MAX_OPEN = 256  # mappings kept open per process; the oldest is closed beyond this
+# mappings kept open per process, beyond which the least recently used is closed: more than the
+# outputs of the largest batch (batch.MAX_CALLS) and its input buffer, so that no mapping a batch
+# still reads is ever closed under it
+MAX_OPEN = 1024
+CU_POINTER_ATTRIBUTE_BUFFER_ID = 15  # an id the driver never gives two allocations in a process
 
 
 class IpcError(RuntimeError):
@@ -41,6 +45,7 @@ def _driver():
         opener = getattr(lib, "cuIpcOpenMemHandle_v2", None) or lib.cuIpcOpenMemHandle
         opener.argtypes = [ctypes.POINTER(ctypes.c_uint64), _Handle, ctypes.c_uint]
         lib.cuIpcCloseMemHandle.argtypes = [ctypes.c_uint64]
+        lib.cuPointerGetAttribute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64]
         lib.open_handle = opener
         _lib = lib
     return _lib
@@ -58,25 +63,34 @@ def _range(ptr: int) -> tuple[int, int]:
     return base.value, int(size.value)
 
 
+def _buffer_id(ptr: int) -> int:
+    found = ctypes.c_uint64()
+    _check(_driver().cuPointerGetAttribute(ctypes.byref(found), CU_POINTER_ATTRIBUTE_BUFFER_ID, ptr),
+           "cuPointerGetAttribute")
+    return found.value
+
+
 class Exporter:
-    """Describes where tensors lie, one IPC handle per allocation. Handles are kept per
-    (base, size): the caching allocator hands the same allocations out again batch after batch,
-    and asking the driver again would cost about 14 us per output inside the timed window."""
+    """Describes where tensors lie, one IPC handle per allocation. Handles are kept per allocation
+    (its driver buffer id: an allocation freed and made again at the same address is a new one):
+    the caching allocator hands the same allocations out again batch after batch, and asking the
+    driver for a handle again would cost about 14 us per output inside the timed window."""
 
     def __init__(self):
-        self.handles: dict[tuple[int, int], str] = {}
+        self.handles: dict[int, str] = {}
 
     def export(self, t: torch.Tensor) -> dict:
         """The IPC handle (hex) of the allocation that holds t, the allocation's size, and t's
         byte offset in it. Whoever maps it sees the whole allocation."""
         ptr = t.data_ptr()
         base, size = _range(ptr)
-        handle = self.handles.get((base, size))
+        key = _buffer_id(base)
+        handle = self.handles.get(key)
         if handle is None:
             h = _Handle()
             _check(_driver().cuIpcGetMemHandle(ctypes.byref(h), base), "cuIpcGetMemHandle")
             handle = ctypes.string_at(ctypes.addressof(h), HANDLE_BYTES).hex()
-            self.handles[(base, size)] = handle
+            self.handles[key] = handle
         return {"handle": handle, "alloc": size, "offset": ptr - base}
 
 
@@ -117,6 +131,7 @@ class Mapper:
 
     def _map(self, handle: bytes) -> tuple[int, int]:
         if handle in self.open:
+            self.open[handle] = self.open.pop(handle)  # the most recently used goes last
             return self.open[handle]
         lib = _driver()
         if len(self.open) >= MAX_OPEN:

@@ -24,6 +24,13 @@ REPS = {
 # the budget per shape (and the evaluation's time limit) may end timing after this many rounds
 # even when min_rounds asks for more
 BUDGET_ROUNDS = 3
+# devices on which the trusted baselines run again on the inputs their checker last wrote (only the
+# candidate needs inputs it has never seen; writing them is most of a GPU round's cost), and how
+# often their inputs are written anew all the same (every this many rounds: fresh writes keep the
+# `extra_threads` comparison of writing times fed). The CPU writes every batch: its caches are
+# not flushed between batches, so inputs written earlier would run colder than the candidate's.
+REUSE_BASE_INPUTS = {"cuda": True}
+REFILL_EVERY = 4
 
 
 def stop_rounds(done: int, *, stable: bool, over: bool, min_rounds: int) -> bool:
@@ -38,7 +45,9 @@ class Phase:
     def __init__(self, ev, sides: dict, checkers: dict):
         self.ev, self.sides, self.checkers = ev, sides, checkers
         self.reps = REPS["quick" if ev.quick else ev.device]
+        self.reuse = REUSE_BASE_INPUTS.get(ev.device, False)
         self.samples = []
+        self.base_written = None  # calls the baselines' buffer last got fresh inputs for
 
     def run(self) -> list[dict]:
         rows = [self.shape(j, shape) for j, shape in enumerate(self.ev.bench_shapes)]
@@ -51,13 +60,21 @@ class Phase:
         plan = self.checkers["cand"].plan(shape)
         self.checkers["base"].plan(shape)
         count = iter(range(1 << 30))
+        fills = {"cand": [], "base": []}
 
         def run(side: str, calls: int, first: bool = False) -> batch.Timed:
             seeds = [ev.derive(ev.master, "bench", j, side, next(count)) for _ in range(calls)]
             limit = time.monotonic() + (ev.first_call_limit_s if first else ev.call_limit_s)
             ev.note_call_limit(first)
-            return self.sides[side].batch(seeds, device=ev.device, out_bytes=plan["out_bytes"],
-                                          deadline=limit, where=where, check=first or side == "cand")
+            base = side != "cand"
+            # checked batches, and every candidate batch, get inputs written for them
+            fresh = not base or first or not self.reuse or self.base_written != calls
+            got = self.sides[side].batch(seeds, device=ev.device, out_bytes=plan["out_bytes"], deadline=limit,
+                                         where=where, check=first or side == "cand", fresh=fresh)
+            if base and fresh:
+                self.base_written = calls
+            fills["base" if base else "cand"].append(got)
+            return got
 
         # size the batches: the eager baseline on its own clock, the candidate on the judge's
         kind = "quick" if ev.quick else ev.device
@@ -86,6 +103,8 @@ class Phase:
         got = {side: [] for side in SIDES}
         started = time.monotonic()
         for r in range(max_rounds):
+            if r and r % REFILL_EVERY == 0:
+                self.base_written = None
             for side in SIDES[r % 3:] + SIDES[:r % 3]:
                 got[side].append(run(side, calls[side]))
             ev.check_threads("during timing")
@@ -93,17 +112,18 @@ class Phase:
             over = time.monotonic() - started > budget or ev.short_of_time()
             if stop_rounds(r + 1, stable=stable, over=over, min_rounds=min_rounds):
                 break
-        return self.row(shape, where, calls, got)
+        return self.row(shape, where, calls, got, fills)
 
     def _map(self, plan: dict, calls: dict) -> None:
         """A buffer of calls[side] slots from each checker, mapped by its runner (eager and
         compile share the baseline runner, and its buffer: calls["eager"] slots)."""
         deadline = time.monotonic() + self.ev.call_limit_s
+        self.base_written = None
         for side in ("cand", "eager"):
             checker = self.checkers["cand" if side == "cand" else "base"]
             self.sides[side].map_inputs(checker.buffer(calls[side]), plan, calls[side], deadline)
 
-    def row(self, shape: dict, where: str, calls: dict, got: dict) -> dict:
+    def row(self, shape: dict, where: str, calls: dict, got: dict, fills: dict) -> dict:
         ev = self.ev
         overhead = batch.overhead_ms(got["eager"] + got["compile"])
         times = {side: batch.per_call(got[side], overhead, calls[side]) for side in SIDES}
@@ -122,7 +142,7 @@ class Phase:
                              **{side: [vars(t) for t in got[side]] for side in SIDES}})
         # GPU only: on the CPU a stopped process computes nothing, and the tree-wide SIGSTOP is
         # the defence; there the time to write inputs varies with the machine's other load
-        busy = ev.device == "cuda" and batch.busy_while_stopped(got["cand"], got["eager"] + got["compile"])
+        busy = ev.device == "cuda" and batch.busy_while_stopped(fills["cand"], fills["base"])
         if busy:
             ev.codes.append(("extra_threads", f"{where}: {busy}"))
         if c < FLOOR_MARGIN * floor:

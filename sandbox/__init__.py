@@ -90,7 +90,7 @@ def make_box(backend, *, argv_for, source: bytes, device: str, limits: Limits) -
         runtime = dataclasses.replace(
             runtime, binds=runtime.binds + (_box.Bind(cache, _box.JUDGE_CACHE, read_only=False),))
         env["EVALUATOR_JUDGE_CACHE"] = _box.JUDGE_CACHE
-    if gpu_plan and gpu_plan.lib_binds:
+    if gpu_plan and any(b.target.startswith(gpu.LIBS_INSIDE + "/") for b in gpu_plan.lib_binds):
         env["LD_LIBRARY_PATH"] = gpu.LIBS_INSIDE
     # + slack for creating and removing the box; cleanup leaves it alone until then
     deadline = time.time() + limits.time_limit_s + 60

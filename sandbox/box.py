@@ -59,7 +59,7 @@ class Runtime:
 class GpuPlan:
     index: int
     device_nodes: tuple[str, ...]  # host paths, passed as the same paths inside
-    lib_binds: tuple[Bind, ...]  # driver libraries, read-only
+    lib_binds: tuple[Bind, ...]  # driver libraries and CUDA tools' installs, read-only
     docker_request: bool  # Docker: use device_requests (NVIDIA runtime) instead of the nodes
 
 

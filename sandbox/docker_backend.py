@@ -70,7 +70,8 @@ def create_kwargs(box: Box) -> dict:
         Mount(SUBMISSION_DIR, str(box.submission_dir), type="bind", read_only=True),
         Mount(OUT_DIR, str(box.out_dir), type="bind", read_only=False),
     ]
-    if box.gpu and not box.gpu.docker_request:
+    if box.gpu:
+        # with the NVIDIA runtime (docker_request) the plan holds only the tools' installs
         mounts += [Mount(b.target, b.source, type="bind", read_only=True) for b in box.gpu.lib_binds]
     kwargs = dict(
         image=box.runtime.image,

@@ -113,11 +113,12 @@ def driver_libs(lib_dirs=LIB_DIRS) -> list[str]:
 
 def plan(index: int, *, runtime_binds=(), nvidia_runtime: bool = False) -> GpuPlan:
     """What to pass into the box for GPU `index`. Driver libraries already visible through the
-    runtime binds (the local image binds all of /usr) are not bound a second time."""
-    if nvidia_runtime:
-        return GpuPlan(index=index, device_nodes=(), lib_binds=(), docker_request=True)
-    nodes = device_nodes(index)
+    runtime binds (the local image binds all of /usr) are not bound a second time; the CUDA
+    tools' installs outside them (tool_binds) are bound with either runtime."""
     bound = [b.source for b in runtime_binds if b.source == b.target]
+    if nvidia_runtime:
+        return GpuPlan(index=index, device_nodes=(), lib_binds=tuple(tool_binds(bound)), docker_request=True)
+    nodes = device_nodes(index)
     libs = []
     for path in driver_libs():
         if any(path.startswith(root.rstrip("/") + "/") for root in bound):
@@ -127,13 +128,13 @@ def plan(index: int, *, runtime_binds=(), nvidia_runtime: bool = False) -> GpuPl
     return GpuPlan(index=index, device_nodes=nodes, lib_binds=tuple(libs), docker_request=False)
 
 
-def tool_binds(bound, dirs=TOOL_DIRS) -> list[Bind]:
+def tool_binds(bound, dirs=None) -> list[Bind]:
     """Read-only binds, at the same path, of the CUDA tools' installs that the runtime binds do not
     already show: the `ncu` in the toolkit's bin is a script that runs the Nsight Compute install
     it finds under the toolkit or under /opt/nvidia, and without it profile mode in the box falls
     back to torch.profiler."""
     found = []
-    for directory in dirs:
+    for directory in TOOL_DIRS if dirs is None else dirs:
         if not os.path.isdir(directory) or any(directory == r or directory.startswith(r.rstrip("/") + "/")
                                                for r in bound):
             continue

@@ -164,8 +164,8 @@ def varied_rows(g: torch.Generator, rows: int, cols: int, device: str, dist: int
                 log_scale: float = 2.0, offset: float = 0.5, heavy_frac: float = 0.125,
                 heavy_mag: float = 8.0) -> torch.Tensor:
     """signed_matrix with a log-uniform scale per row (e^-log_scale .. e^log_scale), a signed mean
-    offset per row (offset x the row's scale) and, on heavy_frac of the rows (picked at random),
-    sparse outliers heavy_mag times the row's scale.
+    offset per row (offset x the row's scale) and, on each row with probability heavy_frac,
+    sparse outliers heavy_mag times the row's scale (so a shape of a few rows has them sometimes).
 
     The outliers are drawn for the heavy rows only and the rest is done in place: the checker
     builds every input of a timed batch twice (to write it, and to verify it was not changed),
@@ -174,7 +174,7 @@ def varied_rows(g: torch.Generator, rows: int, cols: int, device: str, dist: int
     x = signed_matrix(g, rows, cols, device, dist)
     scale = torch.exp((torch.rand(rows, 1, **kw) * 2 - 1) * log_scale)
     shift = torch.randn(rows, 1, **kw) * offset
-    heavy = torch.randperm(rows, generator=g, device=device)[: round(rows * heavy_frac)]
+    heavy = (torch.rand(rows, **kw) < heavy_frac).nonzero().flatten()
     if len(heavy):
         spikes = (torch.rand(len(heavy), cols, **kw) < 0.02) * torch.randn(len(heavy), cols, **kw)
         x.index_add_(0, heavy, spikes, alpha=heavy_mag)

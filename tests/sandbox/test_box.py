@@ -368,6 +368,16 @@ def test_nsight_compute_outside_the_runtime_binds_is_bound_read_only(tmp_path):
     assert gpu.tool_binds([str(tmp_path / "opt")], dirs=(str(install),)) == []
 
 
+def test_the_nvidia_runtime_plan_carries_the_tools_and_no_library_path(tmp_path, monkeypatch):
+    install = tmp_path / "nsight-compute"
+    install.mkdir()
+    monkeypatch.setattr(gpu, "TOOL_DIRS", (str(install),))
+    plan = gpu.plan(0, runtime_binds=(), nvidia_runtime=True)
+    assert plan.docker_request and [b.target for b in plan.lib_binds] == [str(install)]
+    # LD_LIBRARY_PATH points at bound driver libraries only: a tools' bind alone sets nothing
+    assert not any(b.target.startswith(gpu.LIBS_INSIDE + "/") for b in plan.lib_binds)
+
+
 def test_build_context_holds_only_the_dockerfile_and_the_evaluator():
     with tarfile.open(fileobj=io.BytesIO(image.build_context())) as tar:
         names = tar.getnames()

@@ -1,0 +1,59 @@
+"""Which batches get inputs written for them: every batch of the candidate; the trusted baselines
+run again on the inputs their checker last wrote where timed.REUSE_BASE_INPUTS says so (the GPU),
+with fresh inputs every REFILL_EVERY rounds; and the `extra_threads` comparison of writing times
+reads only fresh writes, per call."""
+import json
+
+import pytest
+
+from evaluator import batch, timed
+from evaluator.checker import Checker
+from evaluator.tasks import get_task
+
+
+def _timed(side, gen_ms, calls, fresh=True):
+    return batch.Timed(side, 10.0, 9.0, gen_ms, 9.5, fresh=fresh, calls=calls)
+
+
+def test_on_the_cpu_every_batch_gets_fresh_inputs(honest_ranked):
+    _, samples = honest_ranked
+    [row] = samples["shapes"]
+    for side in timed.SIDES:
+        assert all(t["fresh"] and t["calls"] == row["calls"][side] for t in row[side])
+
+
+def test_baselines_reuse_their_inputs_where_enabled(evaluate, honest, tmp_path, monkeypatch):
+    monkeypatch.setitem(timed.REUSE_BASE_INPUTS, "cpu", True)
+    monkeypatch.setattr(timed, "REFILL_EVERY", 1)
+    monkeypatch.setenv("EVALUATOR_SAMPLES_DIR", str(tmp_path / "samples"))
+    report = evaluate(honest, mode="ranked")
+    assert report["verdict"] == "verified", report["reasons"]
+    [path] = (tmp_path / "samples").glob("softmax-*.json")
+    [row] = json.loads(path.read_text())["shapes"]
+    assert all(t["fresh"] for t in row["cand"])
+    rounds = len(row["cand"])
+    assert rounds >= 2
+    # round 0 follows the warm-up, which wrote the baselines' inputs: both run on them again
+    assert not row["eager"][0]["fresh"] and not row["compile"][0]["fresh"]
+    # every later round (REFILL_EVERY = 1) writes them once, for the first baseline side of the
+    # round (round r starts with SIDES[r % 3]), and the other side reuses them
+    for r in range(1, rounds):
+        order = [s for s in timed.SIDES[r % 3:] + timed.SIDES[:r % 3] if s != "cand"]
+        assert row[order[0]][r]["fresh"] and not row[order[1]][r]["fresh"], r
+
+
+def test_busy_compares_fresh_writes_per_call():
+    cand = [_timed("cand", 40.0, 10) for _ in range(3)]  # 4 ms a call
+    base = [_timed("eager", 8.0, 4), _timed("compile", 30.0, 10), _timed("eager", 31.0, 10)]
+    assert batch.busy_while_stopped(cand, base) is not None  # 4 against about 3 ms a call
+    # a refresh writes nothing: its short time must not make the baselines look faster
+    quiet = [_timed("cand", 33.0, 10) for _ in range(3)]
+    refreshed = base + [_timed("eager", 0.1, 10, fresh=False) for _ in range(9)]
+    assert batch.busy_while_stopped(quiet, refreshed) is None
+    assert batch.busy_while_stopped(cand, [_timed("eager", 0.1, 10, fresh=False)]) is None
+
+
+def test_a_refresh_needs_written_inputs():
+    checker = Checker(get_task("softmax"), "cpu")
+    with pytest.raises(ValueError, match="no inputs"):
+        checker.refresh()
