@@ -14,14 +14,15 @@ from . import batch, timing
 SIDES = ("cand", "eager", "compile")
 FLOOR_MARGIN = 0.9  # flag a median under 90 % of the roofline floor (the ceilings are measured)
 # repetitions: (warm-up batches per side, min rounds, max rounds, target rel. SE of the medians,
-# seconds per benchmark shape)
+# seconds of rounds per evaluation, shared evenly by its benchmark shapes: a task of two shapes
+# costs no more time than one of one)
 REPS = {
-    "cuda": (1, 5, 30, 0.003, 8.0),
+    "cuda": (1, 5, 30, 0.003, 10.0),
     # CPU: single calls here vary 10-20 % and drift between two speeds, so many short batches
     "cpu": (1, 12, 40, 0.01, 30.0),
     "quick": (1, 2, 2, 1.0, 5.0),
 }
-# the budget per shape (and the evaluation's time limit) may end timing after this many rounds
+# a shape's share of the budget (and the evaluation's time limit) may end timing after this many rounds
 # even when min_rounds asks for more
 BUDGET_ROUNDS = 3
 # devices on which the trusted baselines run again on the inputs their checker last wrote (only the
@@ -109,7 +110,7 @@ class Phase:
                 got[side].append(run(side, calls[side]))
             ev.check_threads("during timing")
             stable = all(timing.rel_se_of_median([t.window_ms for t in got[s]]) <= target for s in SIDES)
-            over = time.monotonic() - started > budget or ev.short_of_time()
+            over = time.monotonic() - started > budget / len(ev.bench_shapes) or ev.short_of_time()
             if stop_rounds(r + 1, stable=stable, over=over, min_rounds=min_rounds):
                 break
         return self.row(shape, where, calls, got, fills)
