@@ -99,6 +99,13 @@ def require_chromium():
 # ---- site fixtures shared by tests/site, tests/web and the browser tests ----------------------
 
 @pytest.fixture(autouse=True)
+def _fast_password_hasher(settings):
+    """Test users are made and logged in with a fast hasher: the default one takes a quarter of a
+    second per password on this machine, a second or more per test of the pages."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _fresh_throttle_counters(settings):
     """Each test counts logins and sign-ups from zero (the counters live in the shared Redis)."""
     import uuid
