@@ -18,7 +18,8 @@ export PYTHONUNBUFFERED=1 EVALUATOR_QUICK=1
 
 .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --part parallel "$@"
 parallel=$?
-.venv/bin/python -m pytest --part serial "$@"
+# -n 0 last: a -n among the arguments must not spread the serial part over workers
+.venv/bin/python -m pytest --part serial "$@" -n 0
 serial=$?
 # 5: that part had no test to run (the arguments chose only tests of the other part)
 if [ "$parallel" = 5 ] && [ "$serial" = 5 ]; then exit 5; fi
