@@ -43,6 +43,8 @@ def matmul_flops(name: str, shapes: list[tuple]) -> float:
 
 def recorder():
     """A TorchDispatchMode whose .ops is {name: [calls, largest operand, flops]}."""
+    import sys
+
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_leaves
@@ -51,9 +53,24 @@ def recorder():
         def __init__(self):
             super().__init__()
             self.ops: dict[str, list] = {}
+            self._outside_dynamo = None
+
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            # torch would wrap __torch_dispatch__ in torch._dynamo.disable, which imports dynamo
+            # (about 1.5 s on a CPU) at the first operator; __torch_dispatch__ does the same only
+            # once dynamo is loaded: before that, no compiled frame can be running
+            return False
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            kwargs = kwargs or {}
+            dynamo = sys.modules.get("torch._dynamo")
+            if dynamo is None:
+                return self._record(func, args, kwargs or {})
+            if self._outside_dynamo is None:
+                self._outside_dynamo = dynamo.disable(self._record, recursive=True)
+            return self._outside_dynamo(func, args, kwargs or {})
+
+        def _record(self, func, args, kwargs):
             name = base_name(func.overloadpacket.__name__)
             shapes = [tuple(t.shape) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
             if name in COMPUTE or name in MATMUL or "attention" in name:

@@ -8,6 +8,9 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SVC="$ROOT/var/services"
 PG_PORT="${TEST_PG_PORT:-5433}"
 REDIS_PORT="${TEST_REDIS_PORT:-6380}"
+# the database and Redis number the suite uses, so that two checkouts can share the services
+PG_DB="${TEST_PG_DB:-postgres}"
+REDIS_DB="${TEST_REDIS_DB:-0}"
 mkdir -p "$SVC"
 
 need_packages() {
@@ -31,6 +34,8 @@ need_packages() {
 pg_bin() { ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1; }
 
 start_pg() {
+    # a server already answering on the port (another checkout's) is used as it is
+    if "$(pg_bin)/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"; then return; fi
     local bin; bin="$(pg_bin)"
     local data="$SVC/pg"
     if [ ! -f "$data/PG_VERSION" ]; then
@@ -67,8 +72,8 @@ stop_docker() {
 }
 
 print_env() {
-    echo "export DATABASE_URL=postgres://postgres@127.0.0.1:$PG_PORT/postgres"
-    echo "export REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0"
+    echo "export DATABASE_URL=postgres://postgres@127.0.0.1:$PG_PORT/$PG_DB"
+    echo "export REDIS_URL=redis://127.0.0.1:$REDIS_PORT/$REDIS_DB"
 }
 
 case "${1:-}" in

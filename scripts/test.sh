@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
 # `make test`: real services up, the whole suite, services down.
+# The suite runs in two parts (docs/testing.md): first every test not marked `serial`, spread over
+# TEST_WORKERS pytest-xdist workers (2 unless set), then the `serial` ones (they read times or
+# speedups on this CPU) alone, in one process. Arguments go to both parts; the status is the
+# first part's failure, else the second's.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -11,4 +15,15 @@ if ! redis-cli -p "${TEST_REDIS_PORT:-6380}" ping >/dev/null 2>&1; then started_
 env_lines="$(scripts/services.sh start)" || { echo "could not start the test services" >&2; exit 1; }
 eval "$env_lines"
 export PYTHONUNBUFFERED=1 EVALUATOR_QUICK=1
-.venv/bin/python -m pytest "$@"
+
+.venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --part parallel "$@"
+parallel=$?
+# -n 0 last: a -n among the arguments must not spread the serial part over workers
+.venv/bin/python -m pytest --part serial "$@" -n 0
+serial=$?
+# 5: that part had no test to run (the arguments chose only tests of the other part)
+if [ "$parallel" = 5 ] && [ "$serial" = 5 ]; then exit 5; fi
+for status in "$parallel" "$serial"; do
+    if [ "$status" != 0 ] && [ "$status" != 5 ]; then exit "$status"; fi
+done
+exit 0

@@ -42,7 +42,15 @@ def cuda_available() -> bool:
         return False
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--part", choices=("parallel", "serial"), default=None,
+        help="only the tests not marked serial (`make test` runs them on several workers), or only "
+             "those marked serial (run afterwards, alone); default: every test")
+
+
 def pytest_collection_modifyitems(config, items):
+    _keep_part(config, items)
     # GPU tests skip without a GPU, in CI too: CI machines have none.
     if cuda_available():
         return
@@ -50,6 +58,20 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip_gpu)
+
+
+def _keep_part(config, items) -> None:
+    """--part: deselect the tests of the other part, as -m would (and composing with any -m)."""
+    part = config.getoption("part")
+    if part is None:
+        return
+    want_serial = part == "serial"
+    kept, dropped = [], []
+    for item in items:
+        (kept if (item.get_closest_marker("serial") is not None) == want_serial else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture
@@ -75,6 +97,13 @@ def require_chromium():
 
 
 # ---- site fixtures shared by tests/site, tests/web and the browser tests ----------------------
+
+@pytest.fixture(autouse=True)
+def _fast_password_hasher(settings):
+    """Test users are made and logged in with a fast hasher: the default one takes a quarter of a
+    second per password on this machine, a second or more per test of the pages."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
 
 @pytest.fixture(autouse=True)
 def _fresh_throttle_counters(settings):

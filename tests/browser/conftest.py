@@ -56,7 +56,6 @@ def site(live_server, transactional_db, require_postgres, settings):
     settings.WEB_FINGERPRINT_MAX_AGE_S = 0
     settings.WEB_REBUILD_MIN_INTERVAL_S = 0
     pagecache.clear()
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     services.task_sync(spec=get_task("softmax"))
     return live_server
 

@@ -24,6 +24,7 @@ def test_calibration_sources_define_custom_kernel():
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # reads two speedups on the CPU
 def test_softmax_reads_one_on_the_cpu(monkeypatch, tmp_path):
     monkeypatch.setenv("EVALUATOR_QUICK", "0")  # quick mode's two calls per shape are too few
     monkeypatch.setenv("EVALUATOR_SAMPLES_DIR", str(tmp_path))  # what every batch took, for a failure

@@ -185,6 +185,7 @@ def _spawn():
     assert "extra_threads" in r["reason_codes"]
 
 
+@pytest.mark.serial  # compares two CPU timings
 def test_a_patched_timer_gains_nothing(evaluate, honest):
     """Every clock of the runner's process is the submission's to patch; the score comes from the
     judge's own clock, so stopping them changes nothing (the scan, which would flag the patch, is

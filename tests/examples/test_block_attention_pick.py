@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -61,6 +63,7 @@ def _child():
     print(json.dumps(out))
 
 
+@pytest.mark.serial  # tiles that sleep 1, 3 and 6 ms are told apart by a wall clock
 def test_the_attention_pick_keeps_the_fastest_tile_per_size():
     env = dict(os.environ, TRITON_INTERPRET="1", OPENBLAS_NUM_THREADS="1", PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, __file__], env=env, capture_output=True, text=True,

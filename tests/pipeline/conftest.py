@@ -11,10 +11,9 @@ import pipeline_helpers as ph
 
 
 @pytest.fixture
-def pipeline(transactional_db, require_postgres, tmp_path, settings):
+def pipeline(transactional_db, require_postgres, tmp_path):
     from django.db import connection
 
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     redis = ph.RedisServer(tmp_path)
     redis.start()
     queue = f"eval-pipeline-{uuid.uuid4().hex[:8]}"

@@ -132,8 +132,9 @@ WRITE_PATHS = ["/planted", "/usr/planted", "/etc/planted", "/etc/passwd", "/opt/
 @pytest.fixture(scope="module")
 def recon(backend):
     project = image.PROJECT_ROOT
-    fake_db = project / "var" / "sandbox-test" / "db.sqlite3"
-    fake_db.parent.mkdir(parents=True, exist_ok=True)
+    # a directory of this run's own: another test process may run the same fixture at once
+    fake_db = project / "var" / f"sandbox-test-{secrets.token_hex(4)}" / "db.sqlite3"
+    fake_db.parent.mkdir(parents=True)
     fake_db.write_text(DB_CONTENT)
     # each exists on the host (so that the test can fail); none may be readable inside
     read_paths = [str(project), str(project / "docs" / "architecture.md"), str(fake_db),
@@ -160,6 +161,7 @@ def recon(backend):
             else:
                 os.environ[key] = value
         fake_db.unlink()
+        fake_db.parent.rmdir()
     return result, observations(result), read_paths, accepted
 
 

@@ -13,10 +13,8 @@ from django.contrib.auth import get_user_model
 
 
 @pytest.fixture(autouse=True)
-def _postgres(require_postgres, settings):
+def _postgres(require_postgres):
     """The site's tests run against PostgreSQL (DATABASE_URL from scripts/services.sh)."""
-    # a fast hasher: the default one takes about half a second per test user
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def _require(available: bool, what: str) -> None:
