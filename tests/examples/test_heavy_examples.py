@@ -45,10 +45,15 @@ def _check_all(name, device, shapes):
     example = _load_example(name)
     results = []
     for i, shape in enumerate(shapes):
-        inputs = task.make_inputs(shape, 100 + i, device)
+        # the first of a few seeds whose answer is not all zero (a 1x1x1 matmul followed by a ReLU
+        # is zero for about half of them), so that the 10 % perturbation below moves it
+        for attempt in range(8):
+            inputs = task.make_inputs(shape, 100 + i + 1000 * attempt, device)
+            gold = task.reference_fp32(*inputs)
+            if gold.float().abs().max() > 0:
+                break
         out = example.custom_kernel(*inputs)
         assert out.dtype == task.output_dtype and out.device.type == device
-        gold = task.reference_fp32(*inputs)
         assert out.shape == gold.shape
         passed, _, worst = task.tolerance.compare(out, gold)
         # an answer off by 10 % of the output's scale must fail the same comparison
