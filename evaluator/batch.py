@@ -33,7 +33,7 @@ import time
 
 import torch
 
-from . import channel, checks, isolation
+from . import channel, checks, isolation, timing
 from .checks import Failure
 
 # a batch's calls should last about this long, by the trusted eager baseline's own clock: host
@@ -356,14 +356,10 @@ def busy_while_stopped(cand: list[Timed], base: list[Timed]) -> str | None:
     """A message when the candidate's checker needed clearly longer to write an input than the
     baseline's (per call, fresh writes only): the GPU was shared with work the candidate left
     running while stopped."""
-    c = _median([t.gen_ms / t.calls for t in cand if t.fresh and t.calls])
-    b = _median([t.gen_ms / t.calls for t in base if t.fresh and t.calls])
-    if c is None or b is None or b <= 0 or c <= BUSY_RATIO * b:
+    c = timing.median([t.gen_ms / t.calls for t in cand if t.fresh and t.calls])
+    b = timing.median([t.gen_ms / t.calls for t in base if t.fresh and t.calls])
+    if not (b > 0 and c > BUSY_RATIO * b):  # false too where either is nan (no fresh writes)
         return None
     return (f"writing one call's inputs took {c:.3g} ms (median) while the submission's runner was "
             f"stopped, against {b:.3g} ms for the trusted baselines: the device was busy with work "
             "left running in the background")
-
-
-def _median(values: list[float]) -> float | None:
-    return sorted(values)[len(values) // 2] if values else None

@@ -101,12 +101,8 @@ class Checker:
         for k, seed in enumerate(seeds):
             for dst, src in zip(self.slot(k), self.task.make_inputs(self.shape, seed, self.device)):
                 dst.copy_(src)
-        if self.device == "cuda":
-            if self.scrub is None:
-                self.scrub = torch.empty(SCRUB_BYTES, dtype=torch.uint8, device="cuda")
-            self.scrub.zero_()
-            self._draw_samples(len(seeds))
         self.seeds = list(seeds)
+        self._flush_and_draw()
         return _elapsed(self.device, t, start, end)
 
     def refresh(self) -> float:
@@ -118,10 +114,18 @@ class Checker:
             raise ValueError("no inputs were written to refresh")
         start, end = self._events()
         t = _now(self.device, start)
-        if self.device == "cuda":
-            self.scrub.zero_()
-            self._draw_samples(len(self.seeds))
+        self._flush_and_draw()
         return _elapsed(self.device, t, start, end)
+
+    def _flush_and_draw(self) -> None:
+        """GPU: write SCRUB_BYTES of other data (no input stays in the L2) and draw the secret
+        sample positions of this batch's outputs."""
+        if self.device != "cuda":
+            return
+        if self.scrub is None:
+            self.scrub = torch.empty(SCRUB_BYTES, dtype=torch.uint8, device="cuda")
+        self.scrub.zero_()
+        self._draw_samples(len(self.seeds))
 
     def _draw_samples(self, count: int) -> None:
         words = self.out_bytes // 4

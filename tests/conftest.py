@@ -135,3 +135,16 @@ def other(db):
     from django.contrib.auth import get_user_model
 
     return get_user_model().objects.create_user("other", password="pw-other-1234")
+
+
+@pytest.fixture
+def at(time_machine):
+    """at(hours after clock_helpers.T0): the clock stands there until moved again."""
+    from datetime import timedelta
+
+    from clock_helpers import T0
+
+    def move(hours: float):
+        time_machine.move_to(T0 + timedelta(hours=hours), tick=False)
+    move(0)
+    return move

@@ -33,30 +33,25 @@ AUTH_REQUIRED = ("Authentication required: send the header 'Authorization: Token
 
 
 def token_required(view):
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        try:
-            user = token_user(request)
-        except ValueError as exc:
-            return error(401, str(exc))
-        if user is None:
-            return error(401, AUTH_REQUIRED)
-        request.user = user
-        return view(request, *args, **kwargs)
-
-    return wrapper
+    return _with_token(view, required=True)
 
 
 def token_optional(view):
     """Like token_required, except that a request without the header goes on as an anonymous
     visitor (the view then shows only what is public). A bad token is still a 401, and a browser
     session counts for nothing: the API knows its callers by their tokens only."""
+    return _with_token(view, required=False)
+
+
+def _with_token(view, *, required: bool):
     @wraps(view)
     def wrapper(request, *args, **kwargs):
         try:
             user = token_user(request)
         except ValueError as exc:
             return error(401, str(exc))
+        if user is None and required:
+            return error(401, AUTH_REQUIRED)
         request.user = user or AnonymousUser()
         return view(request, *args, **kwargs)
 

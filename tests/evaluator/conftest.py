@@ -43,3 +43,15 @@ def honest_ranked(tmp_path_factory):
         report = evaluate_source(HONEST_SOFTMAX.read_text(), task="softmax", device="cpu", mode="ranked")
     [path] = sorted(where.glob("softmax-*.json"))
     return report, json.loads(path.read_text())
+
+
+@pytest.fixture
+def pipe():
+    """(read end, write end) of a fresh pipe, both closed afterwards if still open."""
+    r, w = os.pipe()
+    yield r, w
+    for fd in (r, w):
+        try:
+            os.close(fd)
+        except OSError:
+            pass

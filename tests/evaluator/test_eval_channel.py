@@ -7,17 +7,6 @@ import pytest
 from evaluator import channel
 
 
-@pytest.fixture
-def pipe():
-    r, w = os.pipe()
-    yield r, w
-    for fd in (r, w):
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-
-
 def test_frames_round_trip(pipe):
     r, w = pipe
     channel.send(w, {"t": "done", "ms": 0.25})

@@ -62,3 +62,10 @@ def staff(db):
                                                 is_superuser=True)
 
 
+@pytest.fixture
+def users(db):
+    """Three plain accounts: ann, ben and cy."""
+    from django.contrib.auth import get_user_model
+
+    User = get_user_model()
+    return {name: User.objects.create_user(name, password="pw-" + name + "-1234") for name in ("ann", "ben", "cy")}

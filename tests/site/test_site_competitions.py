@@ -6,10 +6,9 @@ store_result; only the evaluator's report is made up (site_helpers.report_for)."
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
@@ -18,27 +17,15 @@ from leaderboard import competitions, opencode, selectors, services
 from leaderboard.export import NotReady, competition_export_lines
 from leaderboard.models import AuditEntry, Competition, Submission
 
+from clock_helpers import T0
 from site_helpers import finish, report_for, upload
 
 pytestmark = pytest.mark.django_db
 
-T0 = datetime(2030, 3, 1, 12, 0, tzinfo=dt_timezone.utc)
 OPENS, CLOSES = T0 + timedelta(hours=1), T0 + timedelta(hours=3)
 
 
-@pytest.fixture
-def at(time_machine):
-    """at(hours after T0): the clock stands there until moved again."""
-    def move(hours: float):
-        time_machine.move_to(T0 + timedelta(hours=hours), tick=False)
-    move(0)
-    return move
 
-
-@pytest.fixture
-def users(db):
-    User = get_user_model()
-    return {name: User.objects.create_user(name, password="pw-" + name + "-1234") for name in ("ann", "ben", "cy")}
 
 
 @pytest.fixture

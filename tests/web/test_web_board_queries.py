@@ -5,28 +5,21 @@ competition, and neither."""
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import timedelta
 
-import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from leaderboard import competitions, opencode, selectors, services
 from leaderboard.models import Competition, Submission
+from clock_helpers import T0
 from web_helpers import upload_done
 
-T0 = datetime(2030, 3, 1, 12, 0, tzinfo=dt_timezone.utc)
 PAGE = "/tasks/softmax/?device=cpu"
 API = "/api/tasks/softmax/leaderboard?device=cpu"
 
 
-@pytest.fixture
-def at(time_machine):
-    def move(hours: float):
-        time_machine.move_to(T0 + timedelta(hours=hours), tick=False)
-    move(0)
-    return move
 
 
 def race(task, staff, slug: str, opens_h: float, closes_h: float) -> Competition:

@@ -14,17 +14,11 @@ from django.urls import reverse
 
 from leaderboard import competitions, services
 from leaderboard.models import AuditEntry, Competition
+from clock_helpers import T0
 from web_helpers import SOURCE, upload_done
 
-T0 = datetime(2030, 3, 1, 12, 0, tzinfo=dt_timezone.utc)
 
 
-@pytest.fixture
-def at(time_machine):
-    def move(hours: float):
-        time_machine.move_to(T0 + timedelta(hours=hours), tick=False)
-    move(0)
-    return move
 
 
 @pytest.fixture
