@@ -9,8 +9,11 @@ Steps (all by default, in this order):
             compute-sanitizer, as the site runs it), then the example with each section-D attack of
             tests/exploits/section_d appended, then the example again (BENCH_HONEST_AGAIN=0: not);
             every attack run with the source scan off, so that only run-time evidence decides
+  wall      each task's example ranked once with compute-sanitizer, as the site runs it: the
+            wall time and its phases (BENCH_WALL_TASKS, default every task)
   repeat    ranked evaluations of examples/softmax.py (BENCH_REPEAT, default five)
   calibrate the reference against eager and torch.compile against itself, every task
+            (BENCH_CALIBRATE_TASKS), without compute-sanitizer (it moves no score)
 Every evaluation's report goes to OUTDIR/reports.jsonl; a table is printed at the end.
 """
 from __future__ import annotations
@@ -34,7 +37,8 @@ PLAN = {
     "matmul_bias_relu": tuple(os.environ.get("BENCH_MATMUL_ATTACKS", "lie_times superbatch").split()),
     "transformer_block": tuple(os.environ.get("BENCH_BLOCK_ATTACKS", "lie_times").split()),
 }
-STEPS = ("smoke", "attacks", "repeat", "calibrate")
+TASKS = ("softmax", "layernorm", "gelu_bias_residual", "matmul_bias_relu", "transformer_block")
+STEPS = ("smoke", "attacks", "wall", "repeat", "calibrate")
 DEADLINE = time.monotonic() + float(os.environ.get("BENCH_BUDGET_S", "560"))
 
 
@@ -45,7 +49,8 @@ def run(out: Path, label: str, source: str, task: str, **kw) -> dict:
     row = {"label": label, "task": task, "wall_s": round(wall, 1), "verdict": report["verdict"],
            "codes": report["reason_codes"], "speedup_vs_compile": report["speedup_vs_compile"],
            "speedup_vs_eager": report["speedup_vs_eager"], "phases": report["phases"],
-           "shapes": report["shapes"], "reasons": report["reasons"][:4]}
+           "shapes": report["shapes"], "reasons": report["reasons"][:4],
+           "sanitizer": report.get("sanitizer", [])}
     with open(out / "reports.jsonl", "a") as f:
         f.write(json.dumps(row) + "\n")
     sc = row["speedup_vs_compile"]
@@ -97,6 +102,17 @@ def _attacks(out):
                 print(f"  {r['label']:40s} gain over the better honest twin {gain:+.2%} ({r['verdict']})", flush=True)
 
 
+def step_wall(out):
+    os.environ["EVALUATOR_SANITIZE"] = "1"
+    for task in os.environ.get("BENCH_WALL_TASKS", " ".join(TASKS)).split():
+        if time.monotonic() > DEADLINE:
+            break
+        row = run(out, f"wall {task}", example(task), task)
+        phases = ", ".join(f"{k.removesuffix('_s')} {v:.1f}" for k, v in row["phases"].items() if v)
+        tools = ", ".join(f"{r['tool']} {r['ok']} {r['seconds']:.1f}s {r['note'][:80]}" for r in row["sanitizer"])
+        print(f"  phases (s): {phases}; sanitizer: {tools or 'none'}", flush=True)
+
+
 def step_repeat(out):
     scores = []
     for i in range(int(os.environ.get("BENCH_REPEAT", "5"))):
@@ -109,7 +125,8 @@ def step_repeat(out):
 
 
 def step_calibrate(out):
-    names = ("softmax", "layernorm", "gelu_bias_residual", "matmul_bias_relu", "transformer_block")
+    names = os.environ.get("BENCH_CALIBRATE_TASKS", " ".join(TASKS)).split()
+    os.environ["EVALUATOR_SANITIZE"] = "0"
     rows = []
     for name in names:
         if time.monotonic() > DEADLINE:

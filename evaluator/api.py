@@ -45,6 +45,4 @@ def evaluate_source(source: bytes | str, *, task: str, device: str = "cpu", mode
 
         left = time_limit_s - (time.monotonic() - started)
         return profile.apply(report, source, time_left_s=left, file_out=profile_out)
-    from . import sanitize
-
-    return sanitize.apply(report, source)
+    return report

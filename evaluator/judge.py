@@ -12,7 +12,7 @@ import secrets
 import shutil
 import time
 
-from . import batch, calls, channel, checks, correctness, report, scan, startup, timed, upload, verdict, workdir
+from . import batch, calls, channel, checks, correctness, report, sanitize, scan, startup, timed, upload, verdict, workdir
 from .checks import Failure
 
 
@@ -34,6 +34,7 @@ class Evaluation:
         self.derive = derive_seed
         self.runner = self.work = self.baseline = self.base_work = None
         self.tmp_cache = self.profiled = None
+        self.sanitizer = None  # sanitize.Early: the tools running beside the correctness phase
         self.checkers = {}
         self.first_call_limit_s, self.call_limit_s = calls.FIRST_CALL_LIMIT_S, calls.CALL_LIMIT_S
         self._call_limit = calls.FIRST_CALL_LIMIT_S
@@ -56,7 +57,7 @@ class Evaluation:
                 import torch
 
                 torch.set_num_threads(threads)
-        return self.report
+        return sanitize.finish(self.report, self.source, self.sanitizer)
 
     def _evaluate(self):
         problems = upload.check_upload(self.source)
@@ -76,6 +77,9 @@ class Evaluation:
         verdict.stats(self)
 
     def _timing(self):
+        if self.sanitizer:
+            # nothing of the submission but its stopped runner may be left on the GPU when timing starts
+            self.sanitizer.join(self.deadline - time.monotonic(), self.time_limit_s)
         t = time.monotonic()
         if self.device != "cuda":
             self.checkers = {"cand": batch.LocalChecker(self.task, self.work),
@@ -161,7 +165,7 @@ class Evaluation:
     def _close(self):
         """Every process ends and every directory goes, whatever happened; the runner's output
         goes into the report."""
-        for proc in (self.runner, self.baseline, *self.checkers.values()):
+        for proc in (self.runner, self.baseline, *self.checkers.values(), self.sanitizer):
             if proc is not None:
                 proc.close()
         if self.base_work is not None:

@@ -1,24 +1,31 @@
 """Memory and race checks with NVIDIA's compute-sanitizer (GPU hosts where it works).
 
-A ranked GPU evaluation that was not rejected runs the submission once more, on the smallest
-test shape, under `compute-sanitizer --tool memcheck` and `--tool racecheck`. An out-of-bounds
-access or a shared-memory race flags the submission with the tool's own finding. The child runs
-as the runner's user (uid 65534 when the judge is root) with the same scrubbed environment; the
-PyTorch caching allocator is off in it so that each tensor is its own allocation and a write past
-its end lands outside any allocation, where memcheck sees it.
+A ranked GPU evaluation that is not rejected runs the submission once more, on the smallest test
+shape, under `compute-sanitizer --tool memcheck` and `--tool racecheck`. An out-of-bounds access or
+a shared-memory race flags the submission with the tool's own finding. The child runs as the
+runner's user (uid 65534 when the judge is root) with the same scrubbed environment; the PyTorch
+caching allocator is off in it so that each tensor is its own allocation and a write past its end
+lands outside any allocation, where memcheck sees it.
 
-Used from the CLI and the Python API after the judge's verdict; the two tools run side by side, so
-an evaluation waits for the slower of them (a process start plus the tool's slowdown; figures in
-docs/bench/judge-clock.md).
+When the judge is root, both tools start once the baselines have compiled and run beside the
+correctness phase (`Early`), each in a PID namespace of its own: when the tool exits the kernel
+kills whatever the submission left behind in it, so nothing of it can still use the GPU when the
+timing starts, which waits for both tools. Without a namespace (not root) the tools run after the
+verdict (`apply`), as they must then: a process they leave running could only disturb what is
+already measured. The two tools run side by side either way; an evaluation waits for the slower
+(figures in docs/bench/judge-clock.md).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import json
 import os
 import re
+import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,7 +33,11 @@ import time
 
 TOOLS = ("memcheck", "racecheck")
 ERROR_EXIT = 86
+NOT_CONTAINED = 87  # the wrapper could not make the PID namespace: nothing of the submission ran
 LIMIT_S = float(os.environ.get("EVALUATOR_SANITIZER_LIMIT_S", 180))
+# the timing may wait for the early tools until only this share of the evaluation's time is left;
+# then they are stopped and run again after the verdict
+KEEP_FOR_TIMING = 0.5
 
 
 def find_tool(variable: str, name: str, patterns: tuple[str, ...]) -> str | None:
@@ -63,76 +74,200 @@ def parse(output: str) -> list[str]:
     return findings[:5]
 
 
-def run_tool(tool: str, source: bytes, *, task: str, shape: dict, seed: int) -> dict:
-    """Run the submission once under one tool; {'tool', 'ok', 'findings', 'seconds', 'note'}."""
-    from . import isolation
+def enabled() -> bool:
+    return os.environ.get("EVALUATOR_SANITIZE", "1") != "0"
 
-    sanitizer = find_sanitizer()
-    if not sanitizer:
-        return {"tool": tool, "ok": None, "findings": [], "seconds": 0.0, "note": "compute-sanitizer not found"}
-    scratch = tempfile.mkdtemp(prefix="evaluator-sanitize-")
-    os.chmod(scratch, 0o1777)  # the child (another user) keeps its caches here
-    source_path = os.path.join(scratch, "submission.py")
-    with open(source_path, "wb") as f:
-        f.write(source)
-    os.chmod(source_path, 0o644)
-    env = {k: os.environ[k] for k in isolation.ENV_PASSTHROUGH if k in os.environ}
-    env.update(HOME=scratch, TMPDIR=scratch, TRITON_CACHE_DIR=os.path.join(scratch, "triton"),
-               PYTHONPATH=isolation.PACKAGE_ROOT, PYTHONDONTWRITEBYTECODE="1",
-               PYTORCH_NO_CUDA_MEMORY_CACHING="1", PATH=os.environ.get("PATH", "/usr/bin:/bin"))
-    args = [sanitizer, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", "20",
-            "--target-processes", "all", sys.executable, "-P", "-s", "-m", "evaluator.sanitize",
-            "child", "--task", task, "--source", source_path, "--shape", json.dumps(shape),
-            "--seed", str(seed)]
-    kwargs = {}
-    if isolation.is_root():
-        kwargs = dict(user=isolation.NOBODY, group=isolation.NOBODY, extra_groups=[])
-    t0 = time.monotonic()
-    try:
-        done = subprocess.run(args, env=env, cwd=scratch, capture_output=True, text=True,
-                              timeout=LIMIT_S, start_new_session=True, **kwargs)
-    except subprocess.TimeoutExpired:
-        return {"tool": tool, "ok": None, "findings": [], "seconds": LIMIT_S,
-                "note": f"{tool} did not finish within {LIMIT_S:.0f} s"}
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    seconds = time.monotonic() - t0
-    output = done.stdout + done.stderr
+
+def wanted(report: dict) -> bool:
+    return (report.get("device") == "cuda" and report.get("mode") == "ranked"
+            and report.get("verdict") != "rejected" and enabled())
+
+
+class Run:
+    """One tool's run of the submission, started at once; `finish` waits for it and reads it.
+    `contained`: the tool starts inside a PID namespace of its own (`contain`, root only)."""
+
+    def __init__(self, tool: str, sanitizer: str, source: bytes, *, task: str, shape: dict, seed: int,
+                 contained: bool):
+        from . import isolation
+
+        self.tool = tool
+        self.scratch = tempfile.mkdtemp(prefix="evaluator-sanitize-")
+        os.chmod(self.scratch, 0o1777)  # the child (another user) keeps its caches here
+        source_path = os.path.join(self.scratch, "submission.py")
+        with open(source_path, "wb") as f:
+            f.write(source)
+        os.chmod(source_path, 0o644)
+        env = {k: os.environ[k] for k in isolation.ENV_PASSTHROUGH if k in os.environ}
+        env.update(HOME=self.scratch, TMPDIR=self.scratch, TRITON_CACHE_DIR=os.path.join(self.scratch, "triton"),
+                   PYTHONPATH=isolation.PACKAGE_ROOT, PYTHONDONTWRITEBYTECODE="1",
+                   PYTORCH_NO_CUDA_MEMORY_CACHING="1", PATH=os.environ.get("PATH", "/usr/bin:/bin"))
+        args = [sanitizer, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", "20",
+                "--target-processes", "all", sys.executable, "-P", "-s", "-m", "evaluator.sanitize",
+                "child", "--task", task, "--source", source_path, "--shape", json.dumps(shape),
+                "--seed", str(seed)]
+        kwargs = {}
+        if contained:
+            args = [sys.executable, "-P", "-s", "-m", "evaluator.sanitize", "contain",
+                    "--drop-to", str(isolation.NOBODY), "--", *args]
+        elif isolation.is_root():
+            kwargs = dict(user=isolation.NOBODY, group=isolation.NOBODY, extra_groups=[])
+        self.out = tempfile.TemporaryFile()  # the judge's file: the child only holds the descriptor
+        self.closed = self.uncontained = False
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(args, env=env, cwd=self.scratch, stdin=subprocess.DEVNULL, stdout=self.out,
+                                     stderr=subprocess.STDOUT, start_new_session=True, close_fds=True, **kwargs)
+
+    def finish(self, wait_s: float) -> dict | None:
+        """The tool's result, or None when it did not end within `wait_s` (it is stopped then) or
+        could not be contained (`uncontained`)."""
+        ended = self._ended(wait_s)
+        seconds = time.monotonic() - self.started
+        self.out.seek(0)
+        output = self.out.read(1 << 20).decode("utf-8", "replace") if ended else ""
+        self.kill()  # the leader is not reaped yet, so its group id cannot name anyone else
+        if not ended:
+            return None
+        if self.proc.returncode == NOT_CONTAINED:
+            self.uncontained = True
+            return None
+        return result(self.tool, self.proc.returncode, output, seconds)
+
+    def _ended(self, wait_s: float) -> bool:
+        deadline = time.monotonic() + max(wait_s, 0.0)
+        while True:
+            if os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+
+    def kill(self) -> None:
+        """The whole session (the wrapper and the namespace's init with it) and the scratch go."""
+        if self.closed:
+            return
+        self.closed = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        self.out.close()
+
+
+def result(tool: str, rc: int, output: str, seconds: float) -> dict:
     findings = parse(output)
-    if done.returncode == ERROR_EXIT or findings:
+    if rc == ERROR_EXIT or findings:
         return {"tool": tool, "ok": False, "findings": findings or [output[-300:]], "seconds": seconds, "note": ""}
-    if done.returncode != 0:
+    if rc != 0:
         note = "device not supported" if "not supported" in output.lower() else output.strip()[-300:]
         return {"tool": tool, "ok": None, "findings": [], "seconds": seconds, "note": note}
     return {"tool": tool, "ok": True, "findings": [], "seconds": seconds, "note": ""}
 
 
-def apply(report: dict, source: bytes) -> dict:
-    """Run both tools for a ranked GPU report that is not rejected; flag it on any finding."""
-    if report.get("device") != "cuda" or report.get("mode") != "ranked" or report.get("verdict") == "rejected":
-        return report
-    if os.environ.get("EVALUATOR_SANITIZE", "1") == "0":
-        return report
+def timed_out(tool: str) -> dict:
+    return {"tool": tool, "ok": None, "findings": [], "seconds": LIMIT_S,
+            "note": f"{tool} did not finish within {LIMIT_S:.0f} s"}
+
+
+def _shape(task_name: str) -> dict:
     from .shapes import shape_size
     from .tasks import get_task
 
-    task = get_task(report["task"])
+    task = get_task(task_name)
     # the smallest shape that is more than one element: cheap under the tools, still a real launch
-    shape = min(task.test_shapes, key=lambda s: shape_size(s) if shape_size(s) > 1 else 1 << 62)
-    import secrets
+    return min(task.test_shapes, key=lambda s: shape_size(s) if shape_size(s) > 1 else 1 << 62)
 
-    from concurrent.futures import ThreadPoolExecutor
 
-    seed = secrets.randbits(62)
+def start(source: bytes, task: str, *, contained: bool) -> list[Run] | None:
+    sanitizer = find_sanitizer()
+    if not sanitizer:
+        return None
+    shape, seed = _shape(task), secrets.randbits(62)
+    return [Run(tool, sanitizer, source, task=task, shape=shape, seed=seed, contained=contained) for tool in TOOLS]
+
+
+class Early:
+    """The tools started beside the correctness phase (root only); `join` before the timing."""
+
+    def __init__(self, source: bytes, task: str):
+        self.runs = start(source, task, contained=True)
+        self.results = None
+        self.waited_s = 0.0
+
+    @classmethod
+    def begin(cls, ev) -> "Early | None":
+        from . import isolation
+
+        if ev.device != "cuda" or ev.mode != "ranked" or not enabled() or not isolation.is_root():
+            return None
+        return cls(ev.source, ev.task_name)
+
+    def join(self, time_left_s: float, time_limit_s: float) -> None:
+        """Wait for both tools, at most until KEEP_FOR_TIMING of the evaluation's time is left;
+        a tool stopped for that, or one that could not be contained, runs again after the verdict."""
+        if self.runs is None or self.results is not None:
+            return
+        t = time.monotonic()
+        spare = max(time_left_s - KEEP_FOR_TIMING * time_limit_s, 0.0)
+        results = []
+        for run in self.runs:
+            own = LIMIT_S - (time.monotonic() - run.started)
+            room = spare - (time.monotonic() - t)
+            got = run.finish(min(own, room))
+            if got is None and own <= room and not run.uncontained:
+                got = timed_out(run.tool)
+            results.append(got)
+        self.waited_s = time.monotonic() - t
+        self.results = results if all(r is not None for r in results) else []
+
+    def close(self) -> None:
+        for run in self.runs or ():
+            run.kill()
+
+
+def finish(report: dict, source: bytes, early: Early | None) -> dict:
+    """The judge's last step: the early tools' results, or the tools run now; flag any finding."""
+    if not wanted(report):
+        if early:
+            early.close()
+        return report
+    if early is not None and early.runs is None:
+        report["sanitizer"] = [_missing(tool) for tool in TOOLS]
+        return report
+    if early is not None and early.results:
+        report["sanitizer"] = early.results
+        report.setdefault("phases", {})["sanitizer_s"] = round(early.waited_s, 3)
+        return _flag(report)
+    if early:
+        early.close()
+    return apply(report, source)
+
+
+def apply(report: dict, source: bytes) -> dict:
+    """Run both tools now, side by side, for a ranked GPU report that is not rejected."""
+    if not wanted(report):
+        return report
     started = time.monotonic()
-    # the tools run side by side, each in its own process and GPU context: nothing is timed by
-    # now, and most of each run is the tool's start and the child's import of torch
-    with ThreadPoolExecutor(len(TOOLS)) as pool:
-        results = list(pool.map(lambda tool: run_tool(tool, source, task=report["task"], shape=shape, seed=seed),
-                                TOOLS))
+    runs = start(source, report["task"], contained=False)
+    if runs is None:
+        report["sanitizer"] = [_missing(tool) for tool in TOOLS]
+        return report
+    results = []
+    for run in runs:
+        got = run.finish(LIMIT_S - (time.monotonic() - run.started))
+        results.append(got if got is not None else timed_out(run.tool))
     report["sanitizer"] = results
     report.setdefault("phases", {})["sanitizer_s"] = round(time.monotonic() - started, 3)
-    for r in results:
+    return _flag(report)
+
+
+def _missing(tool: str) -> dict:
+    return {"tool": tool, "ok": None, "findings": [], "seconds": 0.0, "note": "compute-sanitizer not found"}
+
+
+def _flag(report: dict) -> dict:
+    for r in report["sanitizer"]:
         if r["ok"] is False:
             report["verdict"] = "flagged"
             report["reasons"].append(f"compute-sanitizer {r['tool']}: " + "; ".join(r["findings"])[:500])
@@ -164,8 +299,32 @@ def _child(argv) -> int:
     return 0
 
 
+def _contain(argv) -> int:
+    """As root: a new PID namespace, then the runner's user, then exec the tool as the namespace's
+    init. Exits NOT_CONTAINED, before anything of the submission runs, when either step fails."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--drop-to", type=int, required=True)
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    a = p.parse_args(argv)
+    command = a.command[1:] if a.command[:1] == ["--"] else a.command
+    if not command:
+        p.error("no command")
+    from . import isolation
+
+    if isolation.enter_pid_namespace():
+        return NOT_CONTAINED
+    needed = [sys.prefix, sys.base_prefix, sys.exec_prefix, isolation.PACKAGE_ROOT, os.getcwd(),
+              os.path.dirname(os.path.realpath(command[0]))]
+    notes = isolation.drop_privileges(a.drop_to, a.drop_to, needed)
+    if os.getuid() != a.drop_to or any("no_new_privs" in n for n in notes):
+        return NOT_CONTAINED
+    os.execv(command[0], command)
+    return NOT_CONTAINED
+
+
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "child":
-        sys.exit(_child(sys.argv[2:]))
-    print("usage: python -m evaluator.sanitize child ...", file=sys.stderr)
-    sys.exit(2)
+    entry = {"child": _child, "contain": _contain}.get(sys.argv[1] if len(sys.argv) > 1 else "")
+    if entry is None:
+        print("usage: python -m evaluator.sanitize child|contain ...", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(entry(sys.argv[2:]))

@@ -14,7 +14,7 @@ import time
 
 import torch
 
-from . import baseline, batch, calls, compile_seed, isolation, timing, workdir
+from . import baseline, batch, calls, compile_seed, isolation, sanitize, timing, workdir
 from .checks import Failure
 from .runner_process import Runner
 from .shapes import bench_shapes, fmt, shape_size
@@ -117,6 +117,9 @@ def start(ev) -> None:
                 if compile_seed.enabled() else "off (EVALUATOR_COMPILE_SEED=0)"
         except OSError as e:
             ev.report["compile_cache"] = f"not copied: {e}"[:200]
+        # after the baselines compiled (the submission must not load the GPU while inductor
+        # benchmarks their kernels), beside the correctness phase; joined before the timing
+        ev.sanitizer = sanitize.Early.begin(ev)
     t = time.monotonic()
     try:
         hello = ev.expect("hello", ev.deadline)

@@ -1,0 +1,146 @@
+"""The sanitizer's tools started beside the correctness phase (evaluator/sanitize.py, `Early`).
+
+compute-sanitizer exists only on GPU hosts, so a stand-in tool plays it here: a script that gets
+the tool's arguments, prints what the test asks and exits with the code it asks. The containment
+is real: the stand-in leaves a double-forked process in its own session behind, and the PID
+namespace must take it down with the tool."""
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from evaluator import sanitize
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the tools are contained only when the judge is root")
+
+REPORT = {"device": "cuda", "mode": "ranked", "task": "softmax", "verdict": "verified", "reasons": [],
+          "reason_codes": [], "phases": {}}
+
+
+@pytest.fixture
+def tool(monkeypatch):
+    """make(body): a stand-in compute-sanitizer running `body` (shell), readable by uid 65534."""
+    where = tempfile.mkdtemp(prefix="fake-sanitizer-")
+    os.chmod(where, 0o755)
+
+    def make(body: str) -> str:
+        path = os.path.join(where, "compute-sanitizer")
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + body + "\n")
+        os.chmod(path, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+        monkeypatch.setenv("EVALUATOR_SANITIZER", path)
+        return path
+
+    yield make
+    shutil.rmtree(where, ignore_errors=True)
+
+
+def _alive(marker: str) -> list[int]:
+    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def _reap(marker: str) -> None:
+    subprocess.run(["pkill", "-9", "-f", marker])
+
+
+def test_a_process_left_behind_by_the_tool_dies_with_it(tool):
+    marker = "sleep 37.4821"
+    tool(f"setsid sh -c '{marker}' </dev/null >/dev/null 2>&1 &\nid -u\nexit 0")
+    try:
+        early = sanitize.Early(b"x = 1\n", "softmax")
+        early.join(time_left_s=300, time_limit_s=300)
+        assert [r["ok"] for r in early.results] == [True, True]
+        time.sleep(0.3)
+        assert _alive(marker) == []
+    finally:
+        _reap(marker)
+
+
+def test_without_the_namespace_the_same_process_survives(tool):
+    """What the namespace prevents: run the same way as the after-the-verdict path does."""
+    marker = "sleep 37.4822"
+    tool(f"setsid sh -c '{marker}' </dev/null >/dev/null 2>&1 &\nexit 0")
+    try:
+        report = sanitize.apply(dict(REPORT, reasons=[], reason_codes=[]), b"x = 1\n")
+        assert [r["ok"] for r in report["sanitizer"]] == [True, True]
+        time.sleep(0.3)
+        assert _alive(marker) != []
+    finally:
+        _reap(marker)
+
+
+def test_the_tool_runs_as_the_runners_user_as_init_of_a_namespace_of_its_own(tool):
+    tool('echo "uid=$(id -u) pid=$$"')
+    for contained in (True, False):
+        [first, second] = sanitize.start(b"", "softmax", contained=contained)
+        second.kill()
+        assert first._ended(60)
+        first.out.seek(0)
+        text = first.out.read().decode().strip()
+        first.kill()
+        assert text.startswith("uid=65534 pid=")
+        assert (text == "uid=65534 pid=1") is contained, text
+
+
+def test_a_finding_flags_the_report(tool):
+    tool('echo "========= Invalid __global__ write of size 4 bytes"\nexit 86')
+    early = sanitize.Early(b"", "softmax")
+    early.join(time_left_s=300, time_limit_s=300)
+    report = sanitize.finish(dict(REPORT, reasons=[], reason_codes=[]), b"", early)
+    assert report["verdict"] == "flagged"
+    assert report["reason_codes"] == ["sanitizer", "sanitizer"]
+    assert "Invalid __global__ write" in report["reasons"][0]
+
+
+def test_a_tool_past_its_limit_reads_not_finished(tool, monkeypatch):
+    monkeypatch.setattr(sanitize, "LIMIT_S", 1.0)
+    tool("sleep 30")
+    early = sanitize.Early(b"", "softmax")
+    t = time.monotonic()
+    early.join(time_left_s=300, time_limit_s=300)
+    assert time.monotonic() - t < 10
+    assert [r["ok"] for r in early.results] == [None, None]
+    assert "did not finish within 1 s" in early.results[0]["note"]
+
+
+def test_tools_still_running_when_the_timing_needs_the_time_run_again_after_the_verdict(tool, monkeypatch):
+    tool("sleep 30")
+    early = sanitize.Early(b"", "softmax")
+    t = time.monotonic()
+    early.join(time_left_s=151, time_limit_s=300)  # one second to spare
+    assert time.monotonic() - t < 5
+    assert early.results == []
+    tool("exit 0")  # the second run, after the verdict, ends at once
+    report = sanitize.finish(dict(REPORT, reasons=[], reason_codes=[]), b"", early)
+    assert [r["ok"] for r in report["sanitizer"]] == [True, True]
+
+
+def test_without_a_pid_namespace_the_tools_wait_for_the_verdict(tool, monkeypatch):
+    monkeypatch.setenv("EVALUATOR_PID_NAMESPACE", "0")
+    tool("exit 0")
+    early = sanitize.Early(b"", "softmax")
+    early.join(time_left_s=300, time_limit_s=300)
+    assert all(run.uncontained for run in early.runs)
+    assert early.results == []
+    monkeypatch.setenv("EVALUATOR_PID_NAMESPACE", "1")
+    report = sanitize.finish(dict(REPORT, reasons=[], reason_codes=[]), b"", early)
+    assert [r["ok"] for r in report["sanitizer"]] == [True, True]
+
+
+def test_a_rejected_report_stops_the_tools_and_keeps_no_result(tool):
+    marker = "sleep 37.4823"
+    tool(f"{marker}")
+    try:
+        early = sanitize.Early(b"", "softmax")
+        time.sleep(0.5)
+        report = sanitize.finish(dict(REPORT, verdict="rejected", reasons=[], reason_codes=[]), b"", early)
+        assert report.get("sanitizer") is None
+        time.sleep(0.3)
+        assert _alive(marker) == []
+    finally:
+        _reap(marker)
