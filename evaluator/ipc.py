@@ -74,7 +74,12 @@ class Exporter:
     """Describes where tensors lie, one IPC handle per allocation. Handles are kept per allocation
     (its driver buffer id: an allocation freed and made again at the same address is a new one):
     the caching allocator hands the same allocations out again batch after batch, and asking the
-    driver for a handle again would cost about 14 us per output inside the timed window."""
+    driver for a handle again would cost about 14 us per output inside the timed window.
+
+    The descriptor names the allocation by that id too. The driver gives a new allocation at the
+    address of a freed one the same handle bytes, and a process that still has the old one mapped
+    would read the freed memory, which its mapping keeps alive; the id tells the mapper to map
+    again (Mapper._map)."""
 
     def __init__(self):
         self.handles: dict[int, str] = {}
@@ -91,7 +96,7 @@ class Exporter:
             _check(_driver().cuIpcGetMemHandle(ctypes.byref(h), base), "cuIpcGetMemHandle")
             handle = ctypes.string_at(ctypes.addressof(h), HANDLE_BYTES).hex()
             self.handles[key] = handle
-        return {"handle": handle, "alloc": size, "offset": ptr - base}
+        return {"handle": handle, "alloc": size, "offset": ptr - base, "id": key}
 
 
 def export(t: torch.Tensor) -> dict:
@@ -110,15 +115,15 @@ class Mapper:
     """Maps other processes' allocations, each once, and hands out byte views of them."""
 
     def __init__(self):
-        self.open: dict[bytes, tuple[int, int]] = {}
+        self.open: dict[bytes, tuple[int, int, int]] = {}  # handle -> (address, size, allocation id)
         self.opened = 0  # handles opened so far (a cost the checker reports)
 
     def address(self, desc: dict, nbytes: int) -> int:
         """The device address of nbytes at desc's offset in the mapped allocation; the range is
         checked against the allocation's size as this process's driver reports it, never as
         claimed. No tensor is made: inside the timed window this costs a dictionary lookup."""
-        handle, offset = _parse(desc)
-        ptr, size = self._map(handle)
+        handle, offset, ident = _parse(desc)
+        ptr, size = self._map(handle, ident)
         if offset < 0 or nbytes < 0 or offset + nbytes > size:
             raise IpcError(f"the range {offset}+{nbytes} lies outside its allocation of {size} bytes")
         if (ptr + offset) % 16:
@@ -129,11 +134,18 @@ class Mapper:
         """uint8 tensor of nbytes at desc's offset in the mapped allocation (range checked)."""
         return view(self.address(desc, nbytes), nbytes)
 
-    def _map(self, handle: bytes) -> tuple[int, int]:
-        if handle in self.open:
-            self.open[handle] = self.open.pop(handle)  # the most recently used goes last
-            return self.open[handle]
+    def _map(self, handle: bytes, ident: int) -> tuple[int, int]:
+        """The mapping of `handle`, opened once per allocation: the same handle bytes with another
+        allocation id (an allocation made again where a freed one was) close the old mapping
+        first. The id is the exporter's claim; a false one can only make this process map an
+        allocation of the exporter's again, or read one the exporter no longer writes."""
         lib = _driver()
+        if handle in self.open:
+            ptr, size, known = self.open.pop(handle)
+            if known == ident:
+                self.open[handle] = (ptr, size, known)  # the most recently used goes last
+                return ptr, size
+            lib.cuIpcCloseMemHandle(ptr)
         if len(self.open) >= MAX_OPEN:
             old = next(iter(self.open))
             lib.cuIpcCloseMemHandle(self.open.pop(old)[0])
@@ -141,13 +153,13 @@ class Mapper:
         ctypes.memmove(ctypes.addressof(h), handle, HANDLE_BYTES)
         ptr = ctypes.c_uint64()
         _check(lib.open_handle(ctypes.byref(ptr), h, LAZY_ENABLE_PEER_ACCESS), "cuIpcOpenMemHandle")
-        self.open[handle] = (ptr.value, _range(ptr.value)[1])
+        self.open[handle] = (ptr.value, _range(ptr.value)[1], ident)
         self.opened += 1
-        return self.open[handle]
+        return self.open[handle][:2]
 
     def close(self) -> None:
         lib = _driver() if self.open else None
-        for ptr, _ in self.open.values():
+        for ptr, _, _ in self.open.values():
             lib.cuIpcCloseMemHandle(ptr)
         self.open.clear()
 
@@ -158,15 +170,17 @@ def view(address: int, nbytes: int) -> torch.Tensor:
     return torch.as_tensor(_Mem(address, nbytes), device="cuda")
 
 
-def _parse(desc) -> tuple[bytes, int]:
+def _parse(desc) -> tuple[bytes, int, int]:
     if not isinstance(desc, dict):
         raise IpcError("a memory descriptor must be an object")
-    handle, offset = desc.get("handle"), desc.get("offset")
+    handle, offset, ident = desc.get("handle"), desc.get("offset"), desc.get("id")
     if not isinstance(handle, str) or len(handle) != 2 * HANDLE_BYTES:
         raise IpcError("malformed IPC handle")
     if isinstance(offset, bool) or not isinstance(offset, int):
         raise IpcError("malformed offset")
+    if isinstance(ident, bool) or not isinstance(ident, int):
+        raise IpcError("malformed allocation id")
     try:
-        return bytes.fromhex(handle), offset
+        return bytes.fromhex(handle), offset, ident
     except ValueError:
         raise IpcError("malformed IPC handle") from None

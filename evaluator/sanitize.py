@@ -88,7 +88,7 @@ class Run:
     `contained`: the tool starts inside a PID namespace of its own (`contain`, root only)."""
 
     def __init__(self, tool: str, sanitizer: str, source: bytes, *, task: str, shape: dict, seed: int,
-                 contained: bool):
+                 contained: bool, wrapper_flags: tuple = ()):
         from . import isolation
 
         self.tool = tool
@@ -109,7 +109,7 @@ class Run:
         kwargs = {}
         if contained:
             args = [sys.executable, "-P", "-s", "-m", "evaluator.sanitize", "contain",
-                    "--drop-to", str(isolation.NOBODY), "--", *args]
+                    "--drop-to", str(isolation.NOBODY), *wrapper_flags, "--", *args]
         elif isolation.is_root():
             kwargs = dict(user=isolation.NOBODY, group=isolation.NOBODY, extra_groups=[])
         self.out = tempfile.TemporaryFile()  # the judge's file: the child only holds the descriptor
@@ -300,10 +300,14 @@ def _child(argv) -> int:
 
 
 def _contain(argv) -> int:
-    """As root: a new PID namespace, then the runner's user, then exec the tool as the namespace's
-    init. Exits NOT_CONTAINED, before anything of the submission runs, when either step fails."""
+    """As root: a new PID namespace, then the runner's user, then the tool as a child of this
+    process, the namespace's init, which reaps until the tool has ended and then leaves with its
+    status (and the kernel kills whatever is left in the namespace). Exits NOT_CONTAINED, before
+    anything of the submission runs, when the namespace or the user cannot be had. `--exec`: the
+    tool itself is the init (bench/sanitizer_contain.py compares the two)."""
     p = argparse.ArgumentParser()
     p.add_argument("--drop-to", type=int, required=True)
+    p.add_argument("--exec", action="store_true")
     p.add_argument("command", nargs=argparse.REMAINDER)
     a = p.parse_args(argv)
     command = a.command[1:] if a.command[:1] == ["--"] else a.command
@@ -318,8 +322,18 @@ def _contain(argv) -> int:
     notes = isolation.drop_privileges(a.drop_to, a.drop_to, needed)
     if os.getuid() != a.drop_to or any("no_new_privs" in n for n in notes):
         return NOT_CONTAINED
-    os.execv(command[0], command)
-    return NOT_CONTAINED
+    if a.exec:
+        os.execv(command[0], command)
+    tool = os.fork()
+    if tool == 0:
+        try:
+            os.execv(command[0], command)
+        finally:
+            os._exit(127)
+    while True:  # orphans of the namespace are reparented here: reap them until the tool ends
+        pid, status = os.wait()
+        if pid == tool:
+            return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
 
 
 if __name__ == "__main__":

@@ -74,7 +74,8 @@ def test_without_the_namespace_the_same_process_survives(tool):
         _reap(marker)
 
 
-def test_the_tool_runs_as_the_runners_user_as_init_of_a_namespace_of_its_own(tool):
+def test_the_tool_runs_as_the_runners_user_in_a_namespace_of_its_own(tool):
+    """The tool is the first child of the namespace's init (pid 2 there)."""
     tool('echo "uid=$(id -u) pid=$$"')
     for contained in (True, False):
         [first, second] = sanitize.start(b"", "softmax", contained=contained)
@@ -84,7 +85,7 @@ def test_the_tool_runs_as_the_runners_user_as_init_of_a_namespace_of_its_own(too
         text = first.out.read().decode().strip()
         first.kill()
         assert text.startswith("uid=65534 pid=")
-        assert (text == "uid=65534 pid=1") is contained, text
+        assert (text == "uid=65534 pid=2") is contained, text
 
 
 def test_a_finding_flags_the_report(tool):

@@ -1,0 +1,60 @@
+"""compute-sanitizer in a PID namespace of its own, as the judge starts it beside the correctness
+phase (evaluator/sanitize.py, `contain`). Results in docs/bench/judge-clock.md (Wall time).
+
+    python bench/sanitizer_contain.py OUTDIR
+
+Runs memcheck on examples/softmax.py's smallest test shape three ways at once, as root: plainly as
+uid 65534 (the after-the-verdict path), in a namespace whose init is the judge's small reaper, and
+in a namespace whose init is the tool itself; each with a limit, printing how long it took and the
+end of its output. Then the same under racecheck for the reaper. OUTDIR/contain.json has the rows.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from evaluator import sanitize  # noqa: E402
+
+LIMIT_S = float(os.environ.get("BENCH_LIMIT_S", "120"))
+
+
+def one(label: str, tool: str, how: str) -> dict:
+    source = (ROOT / "examples" / "softmax.py").read_bytes()
+    sanitizer = sanitize.find_sanitizer()
+    run = sanitize.Run(tool, sanitizer, source, task="softmax", shape=sanitize._shape("softmax"), seed=1,
+                       contained=how != "plain")
+    if how == "exec":  # the same wrapper, with the tool as the namespace's init
+        run.kill()
+        run = sanitize.Run(tool, sanitizer, source, task="softmax", shape=sanitize._shape("softmax"), seed=1,
+                           contained=True, wrapper_flags=["--exec"])
+    ended = run._ended(LIMIT_S)
+    seconds = time.monotonic() - run.started
+    run.out.seek(0)
+    output = run.out.read(1 << 20).decode("utf-8", "replace")
+    run.kill()
+    row = {"label": label, "ended": ended, "rc": run.proc.returncode, "seconds": round(seconds, 1),
+           "tail": output[-600:]}
+    print(f"{label:28s} ended={ended} rc={row['rc']} {seconds:6.1f}s  {output[-300:]!r}", flush=True)
+    return row
+
+
+def main():
+    out = Path(sys.argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+    print("compute-sanitizer:", sanitize.find_sanitizer(), flush=True)
+    plan = [("memcheck plain", "memcheck", "plain"), ("memcheck reaper init", "memcheck", "reaper"),
+            ("memcheck tool as init", "memcheck", "exec")]
+    with ThreadPoolExecutor(len(plan)) as pool:
+        rows = list(pool.map(lambda p: one(*p), plan))
+    rows.append(one("racecheck reaper init", "racecheck", "reaper"))
+    (out / "contain.json").write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
