@@ -6,12 +6,16 @@ phase (evaluator/sanitize.py, `contain`). Results in docs/bench/judge-clock.md (
 Runs memcheck on examples/softmax.py's smallest test shape three ways at once, as root: plainly as
 uid 65534 (the after-the-verdict path), in a namespace whose init is the judge's small reaper, and
 in a namespace whose init is the tool itself; each with a limit, printing how long it took and the
-end of its output. Then the same under racecheck for the reaper. OUTDIR/contain.json has the rows.
+end of its output. Then racecheck for the reaper, and memcheck again while another process that
+holds a context on the device is stopped (SIGSTOP), as the judge stops its runners.
+OUTDIR/contain.json has the rows. BENCH_STOPPED_ONLY=1: only the last two.
 """
 from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -50,9 +54,22 @@ def main():
     print("compute-sanitizer:", sanitize.find_sanitizer(), flush=True)
     plan = [("memcheck plain", "memcheck", "plain"), ("memcheck reaper init", "memcheck", "reaper"),
             ("memcheck tool as init", "memcheck", "exec")]
-    with ThreadPoolExecutor(len(plan)) as pool:
-        rows = list(pool.map(lambda p: one(*p), plan))
-    rows.append(one("racecheck reaper init", "racecheck", "reaper"))
+    rows = []
+    if os.environ.get("BENCH_STOPPED_ONLY") != "1":
+        with ThreadPoolExecutor(len(plan)) as pool:
+            rows = list(pool.map(lambda p: one(*p), plan))
+        rows.append(one("racecheck reaper init", "racecheck", "reaper"))
+    holder = subprocess.Popen([sys.executable, "-c", "import time, torch; torch.zeros(1, device='cuda'); "
+                               "torch.cuda.synchronize(); print('ready', flush=True); time.sleep(600)"],
+                              stdout=subprocess.PIPE, text=True)
+    holder.stdout.readline()
+    os.kill(holder.pid, signal.SIGSTOP)
+    try:
+        rows.append(one("memcheck, a context stopped", "memcheck", "reaper"))
+    finally:
+        holder.kill()
+        holder.wait()
+    rows.append(one("memcheck after it", "memcheck", "reaper"))
     (out / "contain.json").write_text(json.dumps(rows, indent=1))
 
 

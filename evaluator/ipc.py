@@ -21,7 +21,7 @@ LAZY_ENABLE_PEER_ACCESS = 1
 # outputs of the largest batch (batch.MAX_CALLS) and its input buffer, so that no mapping a batch
 # still reads is ever closed under it
 MAX_OPEN = 1024
-CU_POINTER_ATTRIBUTE_BUFFER_ID = 15  # an id the driver never gives two allocations in a process
+CU_POINTER_ATTRIBUTE_BUFFER_ID = 7  # an id the driver never gives two allocations in a process
 
 
 class IpcError(RuntimeError):

@@ -114,6 +114,7 @@ class Run:
             kwargs = dict(user=isolation.NOBODY, group=isolation.NOBODY, extra_groups=[])
         self.out = tempfile.TemporaryFile()  # the judge's file: the child only holds the descriptor
         self.closed = self.uncontained = False
+        self.tail = ""
         self.started = time.monotonic()
         self.proc = subprocess.Popen(args, env=env, cwd=self.scratch, stdin=subprocess.DEVNULL, stdout=self.out,
                                      stderr=subprocess.STDOUT, start_new_session=True, close_fds=True, **kwargs)
@@ -124,7 +125,8 @@ class Run:
         ended = self._ended(wait_s)
         seconds = time.monotonic() - self.started
         self.out.seek(0)
-        output = self.out.read(1 << 20).decode("utf-8", "replace") if ended else ""
+        output = self.out.read(1 << 20).decode("utf-8", "replace")
+        self.tail = output[-400:]
         self.kill()  # the leader is not reaped yet, so its group id cannot name anyone else
         if not ended:
             return None
@@ -217,6 +219,10 @@ class Early:
             got = run.finish(min(own, room))
             if got is None and own <= room and not run.uncontained:
                 got = timed_out(run.tool)
+            if got is None:  # the operator's log: why the tool runs again after the verdict
+                print(f"evaluator: {run.tool} beside the correctness phase did not end "
+                      f"({'not contained' if run.uncontained else 'stopped for the timing'}); "
+                      f"its output: {run.tail!r}", file=sys.stderr, flush=True)
             results.append(got)
         self.waited_s = time.monotonic() - t
         self.results = results if all(r is not None for r in results) else []
