@@ -20,6 +20,18 @@ One row per evaluation (sample file), shape and side; one column per segment, in
 The runner's and the checker's marks are what those processes report: a segment that varies
 between two evaluations of one kernel, or between two sides, is where the clock's spread comes
 from. Nothing here is used for a score.
+
+A second table puts the candidate's speedup over torch.compile per evaluation and shape, read five
+ways from the same batches, and the max/min of each column over the evaluations:
+
+  score     the judge's: both sides' windows less the overhead pooled over the baseline batches
+  device    the runners' own CUDA events on both sides (the candidate's are its claim: honest
+            examples only; it says how far the kernels' own speed moved between evaluations)
+  base+pool torch.compile by its own events, the candidate's window less the pooled overhead
+  base+mean torch.compile by its own events, the candidate's window less the mean of eager's and
+            torch.compile's own overheads
+  cand-own  torch.compile by its own events, the candidate's window less its own overhead
+            (window less its claimed events: honest examples only)
 """
 from __future__ import annotations
 
@@ -81,6 +93,51 @@ def table(found: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _median_ratio(shape: dict, base, cand) -> float:
+    pairs = zip(shape["compile"], shape["cand"])
+    return statistics.median(base(k) / cand(c) for k, c in pairs)
+
+
+def ratios(where: Path) -> list[dict]:
+    """Per evaluation and shape, the speedup over torch.compile by each reading (module doc)."""
+    found = []
+    for path in sorted(where.glob("*.json")):
+        for shape in json.loads(path.read_text()).get("shapes", []):
+            if not (shape.get("cand") and shape.get("compile") and shape.get("eager")):
+                continue
+            pooled = shape["overhead_ms"]
+            own = {side: statistics.median(b["window_ms"] - b["device_ms"] for b in shape[side])
+                   for side in ("cand", "eager", "compile")}
+            mean = (own["eager"] + own["compile"]) / 2
+            events = lambda b: b["device_ms"]  # noqa: E731
+            found.append({
+                "file": path.name, "shape": shape["shape"],
+                "score": _median_ratio(shape, lambda b: b["window_ms"] - pooled, lambda b: b["window_ms"] - pooled),
+                "device": _median_ratio(shape, events, events),
+                "base+pool": _median_ratio(shape, events, lambda b: b["window_ms"] - pooled),
+                "base+mean": _median_ratio(shape, events, lambda b: b["window_ms"] - mean),
+                "cand-own": _median_ratio(shape, events, lambda b: b["window_ms"] - own["cand"]),
+            })
+    return found
+
+
+RATIO_COLUMNS = ("score", "device", "base+pool", "base+mean", "cand-own")
+
+
+def ratio_table(found: list[dict]) -> str:
+    lines = [f"{'file':44s} " + " ".join(f"{c:>9s}" for c in RATIO_COLUMNS)]
+    for r in found:
+        lines.append(f"{r['file'][:44]:44s} " + " ".join(f"{r[c]:9.4f}" for c in RATIO_COLUMNS))
+    by_shape: dict[str, list[dict]] = {}
+    for r in found:
+        by_shape.setdefault(json.dumps(r["shape"], sort_keys=True), []).append(r)
+    for key, group in by_shape.items():
+        if len(group) > 1:
+            spread = " ".join(f"{max(g[c] for g in group) / min(g[c] for g in group):9.4f}" for c in RATIO_COLUMNS)
+            lines.append(f"{'max/min ' + key:44.44s} {spread}")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("samples", type=Path)
@@ -91,6 +148,8 @@ def main(argv=None) -> int:
         print(f"no samples under {args.samples}", file=sys.stderr)
         return 1
     print(table(found))
+    print()
+    print(ratio_table(ratios(args.samples)))
     if args.json:
         args.json.write_text(json.dumps(found, indent=1))
     return 0

@@ -7,13 +7,13 @@ runner's user (uid 65534 when the judge is root) with the same scrubbed environm
 caching allocator is off in it so that each tensor is its own allocation and a write past its end
 lands outside any allocation, where memcheck sees it.
 
-When the judge is root, both tools start once the baselines have compiled and run beside the
-correctness phase (`Early`), each in a PID namespace of its own: when the tool exits the kernel
-kills whatever the submission left behind in it, so nothing of it can still use the GPU when the
-timing starts, which waits for both tools. Without a namespace (not root) the tools run after the
-verdict (`apply`), as they must then: a process they leave running could only disturb what is
-already measured. The two tools run side by side either way; an evaluation waits for the slower
-(figures in docs/bench/judge-clock.md).
+By default both tools run after the verdict (`apply`), side by side; the evaluation waits for the
+slower. With EVALUATOR_SANITIZE_EARLY=1 and a root judge they start once the baselines have
+compiled and run beside the correctness phase (`Early`), each under a small init of a PID namespace
+of its own (`contain`): when the tool ends the kernel kills whatever the submission left behind
+in it, so nothing of it can still use the GPU when the timing starts, which waits for both tools.
+That is off by default: on the H200 the tools started this way inside an evaluation never find
+their target (docs/evaluator.md, Phases; figures in docs/bench/judge-clock.md).
 """
 from __future__ import annotations
 
@@ -201,7 +201,8 @@ class Early:
     def begin(cls, ev) -> "Early | None":
         from . import isolation
 
-        if ev.device != "cuda" or ev.mode != "ranked" or not enabled() or not isolation.is_root():
+        if (ev.device != "cuda" or ev.mode != "ranked" or not enabled() or not isolation.is_root()
+                or os.environ.get("EVALUATOR_SANITIZE_EARLY", "0") != "1"):
             return None
         return cls(ev.source, ev.task_name)
 

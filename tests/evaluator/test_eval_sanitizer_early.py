@@ -145,3 +145,21 @@ def test_a_rejected_report_stops_the_tools_and_keeps_no_result(tool):
         assert _alive(marker) == []
     finally:
         _reap(marker)
+
+
+def test_the_early_start_is_off_unless_asked_for(tool, monkeypatch):
+    from types import SimpleNamespace
+
+    tool("exit 0")
+    ev = SimpleNamespace(device="cuda", mode="ranked", source=b"", task_name="softmax")
+    monkeypatch.delenv("EVALUATOR_SANITIZE_EARLY", raising=False)
+    assert sanitize.Early.begin(ev) is None
+    monkeypatch.setenv("EVALUATOR_SANITIZE_EARLY", "1")
+    early = sanitize.Early.begin(ev)
+    try:
+        assert isinstance(early, sanitize.Early) and len(early.runs) == 2
+        assert sanitize.Early.begin(SimpleNamespace(**(vars(ev) | {"device": "cpu"}))) is None
+        monkeypatch.setenv("EVALUATOR_SANITIZE", "0")
+        assert sanitize.Early.begin(ev) is None
+    finally:
+        early.close()
