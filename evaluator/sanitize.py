@@ -102,8 +102,10 @@ class Run:
         env.update(HOME=self.scratch, TMPDIR=self.scratch, TRITON_CACHE_DIR=os.path.join(self.scratch, "triton"),
                    PYTHONPATH=isolation.PACKAGE_ROOT, PYTHONDONTWRITEBYTECODE="1",
                    PYTORCH_NO_CUDA_MEMORY_CACHING="1", PATH=os.environ.get("PATH", "/usr/bin:/bin"))
+        # the target must reach CUDA within the tool's launch timeout (10 s unless told), which a
+        # child importing torch on a loaded machine can miss; then the tool waits for it forever
         args = [sanitizer, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", "20",
-                "--target-processes", "all", sys.executable, "-P", "-s", "-m", "evaluator.sanitize",
+                "--launch-timeout", str(int(LIMIT_S)), "--target-processes", "all", sys.executable, "-P", "-s", "-m", "evaluator.sanitize",
                 "child", "--task", task, "--source", source_path, "--shape", json.dumps(shape),
                 "--seed", str(seed)]
         kwargs = {}
