@@ -68,7 +68,13 @@ start_docker() {
     echo "dockerd did not start; see $SVC/dockerd.log" >&2; return 1
 }
 stop_docker() {
-    if [ -f "$SVC/dockerd.pid" ]; then kill "$(cat "$SVC/dockerd.pid")" 2>/dev/null || true; rm -f "$SVC/dockerd.pid"; fi
+    if [ -f "$SVC/dockerd.pid" ]; then
+        local pid; pid="$(cat "$SVC/dockerd.pid")"
+        kill "$pid" 2>/dev/null || true
+        # a start right after a stop must not find the old daemon's pid file
+        for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+        rm -f "$SVC/dockerd.pid"
+    fi
 }
 
 print_env() {
