@@ -105,9 +105,9 @@ class Run:
         # the target must reach CUDA within the tool's launch timeout (10 s unless told), which a
         # child importing torch on a loaded machine can miss; then the tool waits for it forever
         args = [sanitizer, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", "20",
-                "--launch-timeout", str(int(LIMIT_S)), "--target-processes", "all", sys.executable, "-P", "-s", "-m", "evaluator.sanitize",
-                "child", "--task", task, "--source", source_path, "--shape", json.dumps(shape),
-                "--seed", str(seed)]
+                "--launch-timeout", str(int(LIMIT_S)), "--target-processes", "all",
+                sys.executable, "-P", "-s", "-m", "evaluator.sanitize", "child", "--task", task,
+                "--source", source_path, "--shape", json.dumps(shape), "--seed", str(seed)]
         kwargs = {}
         if contained:
             args = [sys.executable, "-P", "-s", "-m", "evaluator.sanitize", "contain",
@@ -174,7 +174,7 @@ def timed_out(tool: str) -> dict:
             "note": f"{tool} did not finish within {LIMIT_S:.0f} s"}
 
 
-def _shape(task_name: str) -> dict:
+def smallest_shape(task_name: str) -> dict:
     from .shapes import shape_size
     from .tasks import get_task
 
@@ -187,7 +187,7 @@ def start(source: bytes, task: str, *, contained: bool) -> list[Run] | None:
     sanitizer = find_sanitizer()
     if not sanitizer:
         return None
-    shape, seed = _shape(task), secrets.randbits(62)
+    shape, seed = smallest_shape(task), secrets.randbits(62)
     return [Run(tool, sanitizer, source, task=task, shape=shape, seed=seed, contained=contained) for tool in TOOLS]
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make test`: real services up, the whole suite, services down.
 # The suite runs in two parts (docs/testing.md): first every test not marked `serial`, spread over
-# TEST_WORKERS pytest-xdist workers (2 unless set), then the `serial` ones (they read times or
+# TEST_WORKERS pytest-xdist workers (4 unless set), then the `serial` ones (they read times or
 # speedups on this CPU) alone, in one process. Arguments go to both parts; the status is the
 # first part's failure, else the second's.
 set -uo pipefail
@@ -16,7 +16,7 @@ env_lines="$(scripts/services.sh start)" || { echo "could not start the test ser
 eval "$env_lines"
 export PYTHONUNBUFFERED=1 EVALUATOR_QUICK=1
 
-.venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --part parallel "$@"
+.venv/bin/python -m pytest -n "${TEST_WORKERS:-4}" --part parallel "$@"
 parallel=$?
 # -n 0 last: a -n among the arguments must not spread the serial part over workers
 .venv/bin/python -m pytest --part serial "$@" -n 0
