@@ -31,12 +31,9 @@ LIMIT_S = float(os.environ.get("BENCH_LIMIT_S", "120"))
 def one(label: str, tool: str, how: str) -> dict:
     source = (ROOT / "examples" / "softmax.py").read_bytes()
     sanitizer = sanitize.find_sanitizer()
+    # "exec": the same wrapper, with the tool itself as the namespace's init
     run = sanitize.Run(tool, sanitizer, source, task="softmax", shape=sanitize.smallest_shape("softmax"), seed=1,
-                       contained=how != "plain")
-    if how == "exec":  # the same wrapper, with the tool as the namespace's init
-        run.kill()
-        run = sanitize.Run(tool, sanitizer, source, task="softmax", shape=sanitize.smallest_shape("softmax"), seed=1,
-                           contained=True, wrapper_flags=["--exec"])
+                       contained=how != "plain", wrapper_flags=("--exec",) if how == "exec" else ())
     ended = run._ended(LIMIT_S)
     seconds = time.monotonic() - run.started
     run.out.seek(0)

@@ -244,7 +244,7 @@ class Server:
         torch.ones(1, device="cuda").sum().item()
         self.checker = Checker(get_task(task), "cuda")
         self.ipc = ipc
-        self.mapper = ipc.Mapper()
+        self.mapper = ipc.Mapper(pin=True)  # a batch's output mappings stay put until it is verified
         self.addresses: list[int] = []
 
     def send(self, **msg):
@@ -285,11 +285,13 @@ class Server:
 
     def op_fill(self, msg):
         self.addresses = []
+        self.mapper.release()
         self.checker.armed = None
         return {"gen_ms": self.checker.fill([int(s) for s in msg["seeds"]])}
 
     def op_refresh(self, msg):
         self.addresses = []
+        self.mapper.release()
         self.checker.armed = None
         return {"gen_ms": self.checker.refresh()}
 

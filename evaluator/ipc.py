@@ -112,11 +112,22 @@ class _Mem:
 
 
 class Mapper:
-    """Maps other processes' allocations, each once, and hands out byte views of them."""
+    """Maps other processes' allocations, each once, and hands out byte views of them.
 
-    def __init__(self):
+    `pin`: every mapping handed out since the last `release` stays open and unchanged (the
+    checker: the addresses of one batch's outputs are read until it is verified). A descriptor
+    that names a pinned handle with another allocation id is refused then, rather than closing a
+    mapping the batch still reads."""
+
+    def __init__(self, pin: bool = False):
         self.open: dict[bytes, tuple[int, int, int]] = {}  # handle -> (address, size, allocation id)
         self.opened = 0  # handles opened so far (a cost the checker reports)
+        self.pin = pin
+        self.pinned: set[bytes] = set()
+
+    def release(self) -> None:
+        """The batch whose addresses were handed out is over: its mappings may be closed again."""
+        self.pinned.clear()
 
     def address(self, desc: dict, nbytes: int) -> int:
         """The device address of nbytes at desc's offset in the mapped allocation; the range is
@@ -137,17 +148,24 @@ class Mapper:
     def _map(self, handle: bytes, ident: int) -> tuple[int, int]:
         """The mapping of `handle`, opened once per allocation: the same handle bytes with another
         allocation id (an allocation made again where a freed one was) close the old mapping
-        first. The id is the exporter's claim; a false one can only make this process map an
-        allocation of the exporter's again, or read one the exporter no longer writes."""
+        first, unless it is pinned. The id is the exporter's claim; a false one can only make
+        this process map an allocation of the exporter's again, or read one the exporter no
+        longer writes."""
         lib = _driver()
         if handle in self.open:
             ptr, size, known = self.open.pop(handle)
             if known == ident:
                 self.open[handle] = (ptr, size, known)  # the most recently used goes last
+                self._pin(handle)
                 return ptr, size
+            if handle in self.pinned:
+                self.open[handle] = (ptr, size, known)
+                raise IpcError("one allocation was described with two ids in one batch")
             lib.cuIpcCloseMemHandle(ptr)
         if len(self.open) >= MAX_OPEN:
-            old = next(iter(self.open))
+            old = next((h for h in self.open if h not in self.pinned), None)
+            if old is None:
+                raise IpcError(f"more than {MAX_OPEN} allocations in one batch")
             lib.cuIpcCloseMemHandle(self.open.pop(old)[0])
         h = _Handle()
         ctypes.memmove(ctypes.addressof(h), handle, HANDLE_BYTES)
@@ -155,13 +173,19 @@ class Mapper:
         _check(lib.open_handle(ctypes.byref(ptr), h, LAZY_ENABLE_PEER_ACCESS), "cuIpcOpenMemHandle")
         self.open[handle] = (ptr.value, _range(ptr.value)[1], ident)
         self.opened += 1
+        self._pin(handle)
         return self.open[handle][:2]
+
+    def _pin(self, handle: bytes) -> None:
+        if self.pin:
+            self.pinned.add(handle)
 
     def close(self) -> None:
         lib = _driver() if self.open else None
         for ptr, _, _ in self.open.values():
             lib.cuIpcCloseMemHandle(ptr)
         self.open.clear()
+        self.pinned.clear()
 
 
 def view(address: int, nbytes: int) -> torch.Tensor:

@@ -77,7 +77,7 @@ class Evaluation:
         verdict.stats(self)
 
     def _timing(self):
-        if self.sanitizer:
+        if self.sanitizer and self.sanitizer.runs:
             # nothing of the submission but its stopped runner may be left on the GPU when timing starts
             self.sanitizer.join(self.deadline - time.monotonic(), self.time_limit_s)
             self.report["phases"]["sanitizer_s"] = round(self.sanitizer.waited_s, 3)

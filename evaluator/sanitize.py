@@ -34,6 +34,8 @@ import time
 TOOLS = ("memcheck", "racecheck")
 ERROR_EXIT = 86
 NOT_CONTAINED = 87  # the wrapper could not make the PID namespace: nothing of the submission ran
+# and says so on its output first, so that a submission that exits 87 is not taken for that
+NOT_CONTAINED_LINE = "evaluator.sanitize: not contained"
 LIMIT_S = float(os.environ.get("EVALUATOR_SANITIZER_LIMIT_S", 180))
 # the timing may wait for the early tools until only this share of the evaluation's time is left;
 # then they are stopped and run again after the verdict
@@ -118,8 +120,14 @@ class Run:
         self.closed = self.uncontained = False
         self.tail = ""
         self.started = time.monotonic()
-        self.proc = subprocess.Popen(args, env=env, cwd=self.scratch, stdin=subprocess.DEVNULL, stdout=self.out,
-                                     stderr=subprocess.STDOUT, start_new_session=True, close_fds=True, **kwargs)
+        try:
+            self.proc = subprocess.Popen(args, env=env, cwd=self.scratch, stdin=subprocess.DEVNULL,
+                                         stdout=self.out, stderr=subprocess.STDOUT, start_new_session=True,
+                                         close_fds=True, **kwargs)
+        except OSError:
+            self.out.close()
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            raise
 
     def finish(self, wait_s: float) -> dict | None:
         """The tool's result, or None when it did not end within `wait_s` (it is stopped then) or
@@ -132,7 +140,7 @@ class Run:
         self.kill()  # the leader is not reaped yet, so its group id cannot name anyone else
         if not ended:
             return None
-        if self.proc.returncode == NOT_CONTAINED:
+        if self.proc.returncode == NOT_CONTAINED and output.startswith(NOT_CONTAINED_LINE):
             self.uncontained = True
             return None
         return result(self.tool, self.proc.returncode, output, seconds)
@@ -188,7 +196,15 @@ def start(source: bytes, task: str, *, contained: bool) -> list[Run] | None:
     if not sanitizer:
         return None
     shape, seed = smallest_shape(task), secrets.randbits(62)
-    return [Run(tool, sanitizer, source, task=task, shape=shape, seed=seed, contained=contained) for tool in TOOLS]
+    runs = []
+    try:
+        for tool in TOOLS:
+            runs.append(Run(tool, sanitizer, source, task=task, shape=shape, seed=seed, contained=contained))
+    except OSError:
+        for run in runs:
+            run.kill()
+        raise
+    return runs
 
 
 class Early:
@@ -206,7 +222,10 @@ class Early:
         if (ev.device != "cuda" or ev.mode != "ranked" or not enabled() or not isolation.is_root()
                 or os.environ.get("EVALUATOR_SANITIZE_EARLY", "0") != "1"):
             return None
-        return cls(ev.source, ev.task_name)
+        try:
+            return cls(ev.source, ev.task_name)
+        except OSError:
+            return None  # the tools run after the verdict, where a failure to start is reported
 
     def join(self, time_left_s: float, time_limit_s: float) -> None:
         """Wait for both tools, at most until KEEP_FOR_TIMING of the evaluation's time is left;
@@ -248,9 +267,15 @@ def finish(report: dict, source: bytes, early: Early | None) -> dict:
         report["sanitizer"] = early.results
         report.setdefault("phases", {})["sanitizer_s"] = round(early.waited_s, 3)
         return _flag(report)
+    waited = 0.0
     if early:
         early.close()
-    return apply(report, source)
+        waited = early.waited_s
+    report = apply(report, source)
+    if waited:  # the wait for the early tools that were stopped is part of the evaluation too
+        phases = report.setdefault("phases", {})
+        phases["sanitizer_s"] = round(phases.get("sanitizer_s", 0.0) + waited, 3)
+    return report
 
 
 def apply(report: dict, source: bytes) -> dict:
@@ -258,7 +283,11 @@ def apply(report: dict, source: bytes) -> dict:
     if not wanted(report):
         return report
     started = time.monotonic()
-    runs = start(source, report["task"], contained=False)
+    try:
+        runs = start(source, report["task"], contained=False)
+    except OSError as e:
+        report["sanitizer"] = [_missing(tool, f"compute-sanitizer could not start: {e}") for tool in TOOLS]
+        return report
     if runs is None:
         report["sanitizer"] = [_missing(tool) for tool in TOOLS]
         return report
@@ -271,8 +300,8 @@ def apply(report: dict, source: bytes) -> dict:
     return _flag(report)
 
 
-def _missing(tool: str) -> dict:
-    return {"tool": tool, "ok": None, "findings": [], "seconds": 0.0, "note": "compute-sanitizer not found"}
+def _missing(tool: str, note: str = "compute-sanitizer not found") -> dict:
+    return {"tool": tool, "ok": None, "findings": [], "seconds": 0.0, "note": note[:300]}
 
 
 def _flag(report: dict) -> dict:
@@ -325,12 +354,12 @@ def _contain(argv) -> int:
     from . import isolation
 
     if isolation.enter_pid_namespace():
-        return NOT_CONTAINED
+        return _not_contained()
     needed = [sys.prefix, sys.base_prefix, sys.exec_prefix, isolation.PACKAGE_ROOT, os.getcwd(),
               os.path.dirname(os.path.realpath(command[0]))]
     notes = isolation.drop_privileges(a.drop_to, a.drop_to, needed)
     if os.getuid() != a.drop_to or any("no_new_privs" in n for n in notes):
-        return NOT_CONTAINED
+        return _not_contained()
     if a.exec:
         os.execv(command[0], command)
     tool = os.fork()
@@ -343,6 +372,11 @@ def _contain(argv) -> int:
         pid, status = os.wait()
         if pid == tool:
             return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+
+
+def _not_contained() -> int:
+    print(NOT_CONTAINED_LINE, flush=True)
+    return NOT_CONTAINED
 
 
 if __name__ == "__main__":

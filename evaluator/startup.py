@@ -122,7 +122,7 @@ def start(ev) -> None:
         # The baseline runner idles meanwhile instead of being stopped: compute-sanitizer waits
         # for a stopped process that holds a context on the device
         ev.sanitizer = sanitize.Early.begin(ev)
-        if ev.sanitizer:
+        if ev.sanitizer and ev.sanitizer.runs:
             ev.baseline.cont()
     t = time.monotonic()
     try:

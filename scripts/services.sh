@@ -73,6 +73,7 @@ stop_docker() {
         kill "$pid" 2>/dev/null || true
         # a start right after a stop must not find the old daemon's pid file
         for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+        if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" 2>/dev/null || true; sleep 1; fi
         rm -f "$SVC/dockerd.pid"
     fi
 }

@@ -90,16 +90,36 @@ def test_each_allocation_is_described_by_its_own_handle_and_id(driver):
 
 def test_a_new_allocation_where_a_freed_one_was_is_mapped_again(driver):
     driver.alloc(0x10000, 1 << 20, buffer_id=11)
-    old = ipc.Exporter().export(Tensor(0x10000))
+    exporter = ipc.Exporter()
+    old = exporter.export(Tensor(0x10000))
     mapper = ipc.Mapper()
     first = mapper.address(old, 1 << 20)
     assert mapper.address(old, 1024) == first and driver.opened == [0x10000]
     driver.alloc(0x10000, 2 << 20, buffer_id=12)  # freed and made again, twice the size
-    new = ipc.Exporter().export(Tensor(0x10000 + (1 << 20)))
-    assert new["handle"] == old["handle"]  # the same bytes: only the id tells them apart
+    new = exporter.export(Tensor(0x10000 + (1 << 20)))
+    assert new["handle"] == old["handle"] and new["id"] == 12  # only the id tells them apart
     where = mapper.address(new, 1 << 20)
     assert driver.closed == [first] and driver.opened == [0x10000, 0x10000]
-    assert where == list(driver.mapped)[0] + (1 << 20)
+    assert where == next(iter(driver.mapped)) + (1 << 20)
+
+
+def test_a_pinned_mapping_is_neither_replaced_nor_closed_within_a_batch(driver, monkeypatch):
+    """The checker's mapper: the addresses of one batch stay valid until `release`."""
+    driver.alloc(0x10000, 4096, buffer_id=11)
+    desc = ipc.Exporter().export(Tensor(0x10000))
+    mapper = ipc.Mapper(pin=True)
+    first = mapper.address(desc, 16)
+    with pytest.raises(ipc.IpcError, match="two ids in one batch"):
+        mapper.address(dict(desc, id=99), 16)  # the same allocation under a second id
+    assert driver.closed == [] and mapper.address(desc, 16) == first
+    monkeypatch.setattr(ipc, "MAX_OPEN", 1)
+    driver.alloc(0x20000, 4096, buffer_id=12)
+    with pytest.raises(ipc.IpcError, match="allocations in one batch"):
+        mapper.address(ipc.Exporter().export(Tensor(0x20000)), 16)
+    mapper.release()  # the next batch: the same handle under a new id maps the new allocation
+    driver.alloc(0x10000, 4096, buffer_id=13)
+    mapper.address(dict(desc, id=13), 16)
+    assert driver.closed == [first]
 
 
 def test_a_range_beyond_the_mapped_allocation_is_refused(driver):

@@ -4,10 +4,11 @@ compute-sanitizer exists only on GPU hosts, so a stand-in tool plays it here: a 
 the tool's arguments, prints what the test asks and exits with the code it asks. The containment
 is real: the stand-in leaves a double-forked process in its own session behind, and the PID
 namespace must take it down with the tool."""
+import contextlib
 import os
 import shutil
+import signal
 import stat
-import subprocess
 import tempfile
 import time
 
@@ -39,39 +40,75 @@ def tool(monkeypatch):
     shutil.rmtree(where, ignore_errors=True)
 
 
-def _alive(marker: str) -> list[int]:
-    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
-    return [int(p) for p in out.split()]
+@pytest.fixture
+def drop():
+    """A directory uid 65534 can write, where a stand-in leaves the pid of what it detached."""
+    where = tempfile.mkdtemp(prefix="fake-sanitizer-drop-")
+    os.chmod(where, 0o1777)
+    yield where
+    shutil.rmtree(where, ignore_errors=True)
 
 
-def _reap(marker: str) -> None:
-    subprocess.run(["pkill", "-9", "-f", marker])
+def _detach(drop: str, seconds: str) -> str:
+    """Shell for a stand-in: start `sleep <seconds>` in a session of its own, wait until it runs."""
+    pidfile = os.path.join(drop, "detached.pid")
+    return (f"setsid sh -c 'echo $$ > {pidfile}; exec sleep {seconds}' </dev/null >/dev/null 2>&1 &\n"
+            f"while [ ! -s {pidfile} ]; do sleep 0.05; done")
 
 
-def test_a_process_left_behind_by_the_tool_dies_with_it(tool):
-    marker = "sleep 37.4821"
-    tool(f"setsid sh -c '{marker}' </dev/null >/dev/null 2>&1 &\nid -u\nexit 0")
+def _sleepers(seconds: str) -> list[int]:
+    """Host pids of `sleep <seconds>` (a value no other test uses), in any PID namespace."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if f.read() == b"sleep\0" + seconds.encode() + b"\0" and _alive(int(entry)):
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][:1] != "Z"
+    except OSError:
+        return False
+
+
+def _end(seconds: str) -> None:
+    for pid in _sleepers(seconds):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_process_left_behind_by_the_tool_dies_with_it(tool, drop):
+    seconds = "300.4821"
+    tool(_detach(drop, seconds) + "\nexit 0")
     try:
         early = sanitize.Early(b"x = 1\n", "softmax")
         early.join(time_left_s=300, time_limit_s=300)
         assert [r["ok"] for r in early.results] == [True, True]
+        assert os.path.exists(os.path.join(drop, "detached.pid"))  # it did start
         time.sleep(0.3)
-        assert _alive(marker) == []
+        assert _sleepers(seconds) == []
     finally:
-        _reap(marker)
+        _end(seconds)
 
 
-def test_without_the_namespace_the_same_process_survives(tool):
+def test_without_the_namespace_the_same_process_survives(tool, drop):
     """What the namespace prevents: run the same way as the after-the-verdict path does."""
-    marker = "sleep 37.4822"
-    tool(f"setsid sh -c '{marker}' </dev/null >/dev/null 2>&1 &\nexit 0")
+    seconds = "300.4822"
+    tool(_detach(drop, seconds) + "\nexit 0")
     try:
         report = sanitize.apply(dict(REPORT, reasons=[], reason_codes=[]), b"x = 1\n")
         assert [r["ok"] for r in report["sanitizer"]] == [True, True]
         time.sleep(0.3)
-        assert _alive(marker) != []
+        assert _sleepers(seconds) != []
     finally:
-        _reap(marker)
+        _end(seconds)
 
 
 def test_the_tool_runs_as_the_runners_user_in_a_namespace_of_its_own(tool):
@@ -134,17 +171,20 @@ def test_without_a_pid_namespace_the_tools_wait_for_the_verdict(tool, monkeypatc
 
 
 def test_a_rejected_report_stops_the_tools_and_keeps_no_result(tool):
-    marker = "sleep 37.4823"
-    tool(f"{marker}")
+    seconds = "300.4823"
+    tool(f"exec sleep {seconds}")
     try:
         early = sanitize.Early(b"", "softmax")
-        time.sleep(0.5)
+        deadline = time.monotonic() + 30
+        while len(_sleepers(seconds)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(_sleepers(seconds)) == 2  # both tools run
         report = sanitize.finish(dict(REPORT, verdict="rejected", reasons=[], reason_codes=[]), b"", early)
         assert report.get("sanitizer") is None
         time.sleep(0.3)
-        assert _alive(marker) == []
+        assert _sleepers(seconds) == []
     finally:
-        _reap(marker)
+        _end(seconds)
 
 
 def test_the_early_start_is_off_unless_asked_for(tool, monkeypatch):
@@ -163,3 +203,33 @@ def test_the_early_start_is_off_unless_asked_for(tool, monkeypatch):
         assert sanitize.Early.begin(ev) is None
     finally:
         early.close()
+
+
+def test_a_target_that_exits_87_is_not_taken_for_a_failed_namespace(tool):
+    tool("exit 87")  # what the wrapper exits with when it cannot contain, without its line
+    early = sanitize.Early(b"", "softmax")
+    early.join(time_left_s=300, time_limit_s=300)
+    assert not any(run.uncontained for run in early.runs)
+    assert [r["ok"] for r in early.results] == [None, None]
+
+
+def test_a_tool_that_cannot_start_is_reported_not_raised(tool):
+    path = tool("exit 0")
+    os.chmod(path, 0o644)  # not executable
+    report = sanitize.finish(dict(REPORT, reasons=[], reason_codes=[]), b"", None)
+    assert [r["ok"] for r in report["sanitizer"]] == [None, None]
+    assert "could not start" in report["sanitizer"][0]["note"]
+    assert report["verdict"] == "verified"
+    early = sanitize.Early(b"", "softmax")  # in the namespace the wrapper starts and the exec fails
+    early.join(time_left_s=300, time_limit_s=300)
+    assert [r["ok"] for r in early.results] == [None, None]
+
+
+def test_the_wait_for_stopped_early_tools_stays_in_the_phases(tool):
+    tool("sleep 30")
+    early = sanitize.Early(b"", "softmax")
+    early.join(time_left_s=152, time_limit_s=300)  # two seconds to spare
+    assert early.results == [] and early.waited_s >= 1.5
+    tool("exit 0")
+    report = sanitize.finish(dict(REPORT, reasons=[], reason_codes=[]), b"", early)
+    assert report["phases"]["sanitizer_s"] >= early.waited_s
