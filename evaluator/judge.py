@@ -81,7 +81,6 @@ class Evaluation:
             # nothing of the submission but its stopped runner may be left on the GPU when timing starts
             self.sanitizer.join(self.deadline - time.monotonic(), self.time_limit_s)
             self.report["phases"]["sanitizer_s"] = round(self.sanitizer.waited_s, 3)
-            self.baseline.stop()
         t = time.monotonic()
         if self.device != "cuda":
             self.checkers = {"cand": batch.LocalChecker(self.task, self.work),

@@ -118,12 +118,8 @@ def start(ev) -> None:
         except OSError as e:
             ev.report["compile_cache"] = f"not copied: {e}"[:200]
         # after the baselines compiled (the submission must not load the GPU while inductor
-        # benchmarks their kernels), beside the correctness phase; joined before the timing.
-        # The baseline runner idles meanwhile instead of being stopped: compute-sanitizer waits
-        # for a stopped process that holds a context on the device
+        # benchmarks their kernels), beside the correctness phase; joined before the timing
         ev.sanitizer = sanitize.Early.begin(ev)
-        if ev.sanitizer and ev.sanitizer.runs:
-            ev.baseline.cont()
     t = time.monotonic()
     try:
         hello = ev.expect("hello", ev.deadline)
