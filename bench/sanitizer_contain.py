@@ -34,14 +34,11 @@ def one(label: str, tool: str, how: str) -> dict:
     # "exec": the same wrapper, with the tool itself as the namespace's init
     run = sanitize.Run(tool, sanitizer, source, task="softmax", shape=sanitize.smallest_shape("softmax"), seed=1,
                        contained=how != "plain", wrapper_flags=("--exec",) if how == "exec" else ())
-    ended = run._ended(LIMIT_S)
-    seconds = time.monotonic() - run.started
-    run.out.seek(0)
-    output = run.out.read(1 << 20).decode("utf-8", "replace")
-    run.kill()
-    row = {"label": label, "ended": ended, "rc": run.proc.returncode, "seconds": round(seconds, 1),
-           "tail": output[-600:]}
-    print(f"{label:28s} ended={ended} rc={row['rc']} {seconds:6.1f}s  {output[-300:]!r}", flush=True)
+    got = run.finish(LIMIT_S)
+    ended = got is not None or run.uncontained
+    row = {"label": label, "ended": ended, "rc": run.proc.returncode if ended else None,
+           "seconds": round(time.monotonic() - run.started, 1), "tail": run.tail}
+    print(f"{label:28s} ended={ended} rc={row['rc']} {row['seconds']:6.1f}s  {run.tail[-300:]!r}", flush=True)
     return row
 
 

@@ -145,6 +145,15 @@ class Run:
             return None
         return result(self.tool, self.proc.returncode, output, seconds)
 
+    def wait(self, room_s: float = float("inf")) -> dict | None:
+        """`finish` within the tool's own limit and `room_s`: a tool past its own limit reads
+        timed out; None when `room_s` cut it short or it could not be contained."""
+        own = LIMIT_S - (time.monotonic() - self.started)
+        got = self.finish(min(own, room_s))
+        if got is None and own <= room_s and not self.uncontained:
+            return timed_out(self.tool)
+        return got
+
     def _ended(self, wait_s: float) -> bool:
         deadline = time.monotonic() + max(wait_s, 0.0)
         while True:
@@ -236,11 +245,7 @@ class Early:
         spare = max(time_left_s - KEEP_FOR_TIMING * time_limit_s, 0.0)
         results = []
         for run in self.runs:
-            own = LIMIT_S - (time.monotonic() - run.started)
-            room = spare - (time.monotonic() - t)
-            got = run.finish(min(own, room))
-            if got is None and own <= room and not run.uncontained:
-                got = timed_out(run.tool)
+            got = run.wait(spare - (time.monotonic() - t))
             if got is None:  # the operator's log: why the tool runs again after the verdict
                 print(f"evaluator: {run.tool} beside the correctness phase did not end "
                       f"({'not contained' if run.uncontained else 'stopped for the timing'}); "
@@ -259,9 +264,6 @@ def finish(report: dict, source: bytes, early: Early | None) -> dict:
     if not wanted(report):
         if early:
             early.close()
-        return report
-    if early is not None and early.runs is None:
-        report["sanitizer"] = [_missing(tool) for tool in TOOLS]
         return report
     if early is not None and early.results:
         report["sanitizer"] = early.results
@@ -291,11 +293,7 @@ def apply(report: dict, source: bytes) -> dict:
     if runs is None:
         report["sanitizer"] = [_missing(tool) for tool in TOOLS]
         return report
-    results = []
-    for run in runs:
-        got = run.finish(LIMIT_S - (time.monotonic() - run.started))
-        results.append(got if got is not None else timed_out(run.tool))
-    report["sanitizer"] = results
+    report["sanitizer"] = [run.wait() for run in runs]
     report.setdefault("phases", {})["sanitizer_s"] = round(time.monotonic() - started, 3)
     return _flag(report)
 

@@ -117,10 +117,8 @@ def test_the_tool_runs_as_the_runners_user_in_a_namespace_of_its_own(tool):
     for contained in (True, False):
         [first, second] = sanitize.start(b"", "softmax", contained=contained)
         second.kill()
-        assert first._ended(60)
-        first.out.seek(0)
-        text = first.out.read().decode().strip()
-        first.kill()
+        assert first.finish(60)["ok"] is True
+        text = first.tail.strip()
         assert text.startswith("uid=65534 pid=")
         assert (text == "uid=65534 pid=2") is contained, text
 
