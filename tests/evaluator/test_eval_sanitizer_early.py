@@ -15,6 +15,7 @@ import time
 import pytest
 
 from evaluator import sanitize
+from proc_helpers import pids_where
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the tools are contained only when the judge is root")
 
@@ -58,24 +59,7 @@ def _detach(drop: str, seconds: str) -> str:
 
 def _sleepers(seconds: str) -> list[int]:
     """Host pids of `sleep <seconds>` (a value no other test uses), in any PID namespace."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    if f.read() == b"sleep\0" + seconds.encode() + b"\0" and _alive(int(entry)):
-                        found.append(int(entry))
-            except OSError:
-                pass
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ")[-1][:1] != "Z"
-    except OSError:
-        return False
+    return pids_where(lambda cmdline: cmdline == b"sleep\0" + seconds.encode() + b"\0")
 
 
 def _end(seconds: str) -> None:

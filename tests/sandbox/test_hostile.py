@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from proc_helpers import pids_where
 from sandbox import Limits, image
 
 from sandbox_helpers import HONEST, LIMITS, UNCLEAN, WRONG, evaluate, everything, observations
@@ -298,16 +299,7 @@ def test_endless_loop_ends_at_the_limit(backend):
 
 
 def _processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    if marker.encode() in f.read():
-                        found.append(int(entry))
-            except OSError:
-                pass
-    return found
+    return pids_where(lambda cmdline: marker.encode() in cmdline)
 
 
 def test_detached_child_is_gone_after_the_run(backend):
