@@ -14,19 +14,25 @@ Steps (all by default, in this order):
   repeat    ranked evaluations of examples/softmax.py (BENCH_REPEAT, default five)
   calibrate the reference against eager and torch.compile against itself, every task
             (BENCH_CALIBRATE_TASKS), without compute-sanitizer (it moves no score)
-Every evaluation's report goes to OUTDIR/reports.jsonl; a table is printed at the end.
+Every evaluation's report goes to OUTDIR/reports.jsonl, with a digest of the judge's autotuning
+picks after it (a change between evaluations means torch.compile ran other kernels); while the
+steps run, nvidia-smi (where present) samples the GPU's clocks, temperature and power into
+OUTDIR/gpu-clocks.csv every 200 ms, to set a change of speed between evaluations against them.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from evaluator import calibrate  # noqa: E402
+from evaluator import calibrate, startup  # noqa: E402
 from evaluator.api import evaluate_source  # noqa: E402
 
 ATTACKS = ROOT / "tests" / "exploits" / "section_d"
@@ -50,13 +56,34 @@ def run(out: Path, label: str, source: str, task: str, **kw) -> dict:
            "codes": report["reason_codes"], "speedup_vs_compile": report["speedup_vs_compile"],
            "speedup_vs_eager": report["speedup_vs_eager"], "phases": report["phases"],
            "shapes": report["shapes"], "reasons": report["reasons"][:4],
-           "sanitizer": report.get("sanitizer", [])}
+           "sanitizer": report.get("sanitizer", []), "picks": picks_digest()}
     with open(out / "reports.jsonl", "a") as f:
         f.write(json.dumps(row) + "\n")
     sc = row["speedup_vs_compile"]
     print(f"{label:42s} {row['verdict']:9s} vs compile {sc if sc is None else round(sc, 4)!s:>8s} "
           f"wall {wall:5.1f}s {','.join(row['codes'])}", flush=True)
     return row
+
+
+def picks_digest() -> str:
+    """A digest of every autotuning pick (`*.best_config`) in the judge's inductor cache."""
+    cache = startup.judge_cache_dir()
+    if not cache:
+        return ""
+    h = hashlib.sha256()
+    for path in sorted(Path(cache, "inductor").rglob("*.best_config")):
+        h.update(path.name.encode() + path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def clock_log(out: Path):
+    """nvidia-smi sampling the GPU's clocks into OUTDIR/gpu-clocks.csv (reads only), or None."""
+    if not shutil.which("nvidia-smi"):
+        return None
+    fields = "timestamp,clocks.sm,clocks.mem,temperature.gpu,power.draw,utilization.gpu"
+    return subprocess.Popen(["nvidia-smi", f"--query-gpu={fields}", "--format=csv", "-lms", "200",
+                             "-f", str(out / "gpu-clocks.csv")], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
 
 
 def example(task: str) -> str:
@@ -155,8 +182,13 @@ def main():
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     steps = sys.argv[2:] or STEPS
-    for step in steps:
-        globals()[f"step_{step}"](out)
+    log = clock_log(out)
+    try:
+        for step in steps:
+            globals()[f"step_{step}"](out)
+    finally:
+        if log:
+            log.terminate()
 
 
 if __name__ == "__main__":
