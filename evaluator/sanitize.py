@@ -31,6 +31,8 @@ import sys
 import tempfile
 import time
 
+from . import procinfo
+
 TOOLS = ("memcheck", "racecheck")
 ERROR_EXIT = 86
 NOT_CONTAINED = 87  # the wrapper could not make the PID namespace: nothing of the submission ran
@@ -118,7 +120,7 @@ class Run:
             kwargs = dict(user=isolation.NOBODY, group=isolation.NOBODY, extra_groups=[])
         self.out = tempfile.TemporaryFile()  # the judge's file: the child only holds the descriptor
         self.closed = self.uncontained = False
-        self.tail = ""
+        self.tail = self.waits = ""
         self.started = time.monotonic()
         try:
             self.proc = subprocess.Popen(args, env=env, cwd=self.scratch, stdin=subprocess.DEVNULL,
@@ -137,6 +139,8 @@ class Run:
         self.out.seek(0)
         output = self.out.read(1 << 20).decode("utf-8", "replace")
         self.tail = output[-400:]
+        if not ended:  # the operator's log says where the tool and its target wait
+            self.waits = procinfo.session(self.proc.pid)
         self.kill()  # the leader is not reaped yet, so its group id cannot name anyone else
         if not ended:
             return None
@@ -249,7 +253,8 @@ class Early:
             if got is None:  # the operator's log: why the tool runs again after the verdict
                 print(f"evaluator: {run.tool} beside the correctness phase did not end "
                       f"({'not contained' if run.uncontained else 'stopped for the timing'}); "
-                      f"its output: {run.tail!r}", file=sys.stderr, flush=True)
+                      f"its output: {run.tail!r}; where its processes waited:\n{run.waits}",
+                      file=sys.stderr, flush=True)
             results.append(got)
         self.waited_s = time.monotonic() - t
         self.results = results if all(r is not None for r in results) else []

@@ -128,13 +128,17 @@ def test_a_tool_past_its_limit_reads_not_finished(tool, monkeypatch):
     assert "did not finish within 1 s" in early.results[0]["note"]
 
 
-def test_tools_still_running_when_the_timing_needs_the_time_run_again_after_the_verdict(tool, monkeypatch):
-    tool("sleep 30")
+def test_tools_still_running_when_the_timing_needs_the_time_run_again_after_the_verdict(tool, capsys):
+    tool("sleep 30.5")
     early = sanitize.Early(b"", "softmax")
     t = time.monotonic()
     early.join(time_left_s=151, time_limit_s=300)  # one second to spare
     assert time.monotonic() - t < 5
     assert early.results == []
+    # the operator's log names each process of the stopped tool and where it slept
+    log = capsys.readouterr().err
+    assert "memcheck beside the correctness phase did not end (stopped for the timing)" in log
+    assert "(sleep 30.5): S hrtimer_nanosleep" in log or "(sleep 30.5): S -" in log
     tool("exit 0")  # the second run, after the verdict, ends at once
     report = sanitize.finish(dict(REPORT, reasons=[], reason_codes=[]), b"", early)
     assert [r["ok"] for r in report["sanitizer"]] == [True, True]
