@@ -10,13 +10,21 @@ medians differ by more than the 3 % calibration bound between cold compiles, the
 torch.compile's own. Then COMPILES more processes share one warm cache (the same kernels and
 picks): if those still differ, the variation is the process's, not the autotuner's.
 
-    python3 bench/gpu_compile_variance.py [--json OUT] [--tasks softmax layernorm]
+With `--placements P`, each warm process instead times eager, torch.compile and the task's example
+(examples/<task>.py) side by side on P sets of inputs and outputs made at different places in
+device memory (a spacer of random size allocated between them), interleaved call by call, 60
+calls each (L2 flushed before each). A kernel whose median moves between processes but not
+between placements in one process varies with the process; one that moves between placements
+varies with where its memory lies.
+
+    python3 bench/gpu_compile_variance.py [--json OUT] [--tasks softmax layernorm] [--placements 3]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,6 +57,68 @@ print(json.dumps({"median_us": statistics.median(s.elapsed_time(e) * 1e3 for s, 
 """
 
 
+PLACED = r"""
+import importlib.util, json, random, statistics, sys, torch
+sys.path.insert(0, sys.argv[2])
+from evaluator.tasks import get_task
+task = get_task(sys.argv[1])
+shape = dict(task.bench_shapes("cuda")[0])
+spec = importlib.util.spec_from_file_location("example", sys.argv[4])
+example = importlib.util.module_from_spec(spec); spec.loader.exec_module(example)
+fns = {"eager": task.reference, "compile": torch.compile(task.reference, dynamic=False),
+       "example": example.custom_kernel}
+rng = random.Random()
+keep, places = [], []
+for p in range(int(sys.argv[3])):
+    keep.append(torch.empty(rng.randrange(1, 64) << 21, dtype=torch.uint8, device="cuda"))  # spacer
+    inputs = [task.make_inputs(shape, 7 + 4 * p + k, "cuda") for k in range(2)]
+    outs = {name: [fn(*x) for x in inputs] for name, fn in fns.items()}  # each side's own outputs here
+    places.append(inputs)
+torch.cuda.synchronize()
+buf = torch.empty((256 << 20) // 4, dtype=torch.int32, device="cuda")
+times = {name: [[] for _ in places] for name in fns}
+for i in range(60):
+    for p, inputs in enumerate(places):
+        for name, fn in fns.items():
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            buf.zero_()
+            s.record()
+            fn(*inputs[i % 2])
+            e.record()
+            times[name][p].append((s, e))
+torch.cuda.synchronize()
+print(json.dumps({name: [statistics.median(s.elapsed_time(e) * 1e3 for s, e in per) for per in ps]
+                  for name, ps in times.items()}))
+"""
+
+
+def placed(task: str, cache: str, placements: int) -> dict:
+    """One warm process: {side: [median us per placement]}."""
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": os.path.join(cache, "inductor"),
+           "TRITON_CACHE_DIR": os.path.join(cache, "triton")}
+    example = ROOT / "examples" / f"{task}.py"
+    p = subprocess.run([sys.executable, "-c", PLACED, task, str(ROOT), str(placements), str(example)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr[-2000:])
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def by_placement(task: str, placements: int, processes: int = COMPILES + 1) -> dict:
+    """Warm processes (the first compiles into the shared cache and is not counted)."""
+    with tempfile.TemporaryDirectory(prefix="compile-var-placed-") as cache:
+        runs = [placed(task, cache, placements) for _ in range(processes + 1)][1:]
+    row = {"task": task, "placements": placements, "processes": runs}
+    for name in runs[0]:
+        per_process = [statistics.median(r[name]) for r in runs]
+        within = max(max(r[name]) / min(r[name]) for r in runs)
+        row[name] = {"between_processes": max(per_process) / min(per_process), "within_process": within}
+        print(f"{task:20s} {name:8s} per process " + " ".join(f"{t:7.1f}" for t in per_process)
+              + f"   max/min between {row[name]['between_processes']:.4f}, within one (worst) {within:.4f}",
+              flush=True)
+    return row
+
+
 def one(task: str, cache: str | None = None) -> float:
     """One process: compile (in `cache`, or in an empty one) and time. Median in us."""
     with tempfile.TemporaryDirectory(prefix="compile-var-") as tmp:
@@ -66,9 +136,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--tasks", nargs="+", default=["softmax", "layernorm"])
+    ap.add_argument("--placements", type=int, default=0)
     args = ap.parse_args()
     rows = []
     for task in args.tasks:
+        if args.placements:
+            rows.append(by_placement(task, args.placements))
+            continue
         times = [one(task) for _ in range(COMPILES)]
         # the same compiled kernels (one shared cache) in fresh processes: what varies is the
         # process (its memory placement), not the autotuner's pick

@@ -139,8 +139,10 @@ class Run:
         self.out.seek(0)
         output = self.out.read(1 << 20).decode("utf-8", "replace")
         self.tail = output[-400:]
-        if not ended:  # the operator's log says where the tool and its target wait
+        if not ended:  # the operator's log: where the tool and its target were waiting
             self.waits = procinfo.session(self.proc.pid)
+            print(f"evaluator: {self.tool} had not ended after {seconds:.0f} s; its output: {self.tail!r}; "
+                  f"where its processes waited:\n{self.waits}", file=sys.stderr, flush=True)
         self.kill()  # the leader is not reaped yet, so its group id cannot name anyone else
         if not ended:
             return None
@@ -253,8 +255,7 @@ class Early:
             if got is None:  # the operator's log: why the tool runs again after the verdict
                 print(f"evaluator: {run.tool} beside the correctness phase did not end "
                       f"({'not contained' if run.uncontained else 'stopped for the timing'}); "
-                      f"its output: {run.tail!r}; where its processes waited:\n{run.waits}",
-                      file=sys.stderr, flush=True)
+                      f"its output: {run.tail!r}", file=sys.stderr, flush=True)
             results.append(got)
         self.waited_s = time.monotonic() - t
         self.results = results if all(r is not None for r in results) else []

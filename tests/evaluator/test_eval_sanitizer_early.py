@@ -117,15 +117,18 @@ def test_a_finding_flags_the_report(tool):
     assert "Invalid __global__ write" in report["reasons"][0]
 
 
-def test_a_tool_past_its_limit_reads_not_finished(tool, monkeypatch):
+def test_a_tool_past_its_limit_reads_not_finished(tool, monkeypatch, capsys):
     monkeypatch.setattr(sanitize, "LIMIT_S", 1.0)
-    tool("sleep 30")
+    tool("sleep 30.25")
     early = sanitize.Early(b"", "softmax")
     t = time.monotonic()
     early.join(time_left_s=300, time_limit_s=300)
     assert time.monotonic() - t < 10
     assert [r["ok"] for r in early.results] == [None, None]
     assert "did not finish within 1 s" in early.results[0]["note"]
+    # the operator's log still says where the tools waited when their own limit ended them
+    log = capsys.readouterr().err
+    assert "racecheck had not ended after" in log and "(sleep 30.25): S" in log
 
 
 def test_tools_still_running_when_the_timing_needs_the_time_run_again_after_the_verdict(tool, capsys):
@@ -138,6 +141,7 @@ def test_tools_still_running_when_the_timing_needs_the_time_run_again_after_the_
     # the operator's log names each process of the stopped tool and where it slept
     log = capsys.readouterr().err
     assert "memcheck beside the correctness phase did not end (stopped for the timing)" in log
+    assert "memcheck had not ended after" in log
     assert "(sleep 30.5): S hrtimer_nanosleep" in log or "(sleep 30.5): S -" in log
     tool("exit 0")  # the second run, after the verdict, ends at once
     report = sanitize.finish(dict(REPORT, reasons=[], reason_codes=[]), b"", early)
