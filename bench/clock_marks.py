@@ -2,7 +2,7 @@
 samples that EVALUATOR_SAMPLES_DIR collects, as the median length of each segment per evaluation
 and side.
 
-    python bench/clock_marks.py SAMPLES_DIR [--json OUT.json]
+    python bench/clock_marks.py SAMPLES_DIR [SAMPLES_DIR ...] [--json OUT.json]
 
 One row per evaluation (sample file), shape and side; one column per segment, in ms:
 
@@ -32,6 +32,17 @@ ways from the same batches, and the max/min of each column over the evaluations:
             torch.compile's own overheads
   cand-own  torch.compile by its own events, the candidate's window less its own overhead
             (window less its claimed events: honest examples only)
+
+A third table splits each side's overhead (window less its runner's CUDA events; for the
+candidate, honest examples only) into where it lies relative to the device's work, medians in ms:
+
+  before    the window's start -> the runner read `batch` (its first call follows at once)
+  tail      the runner's events ended -> its synchronize returned (runner3 - runner0 - events)
+  answer    -> the judge read `batch_done`
+  after     -> the clock stopped (stop the group, the checker's sample, its reply)
+  total     the whole overhead; `pool-err` (candidate rows) is the pooled overhead the score takes
+            off less the candidate's own: what that error does to the score is about
+            pool-err / window
 """
 from __future__ import annotations
 
@@ -62,9 +73,13 @@ def segments(marks: dict) -> dict:
     return out
 
 
-def rows(where: Path) -> list[dict]:
+def files(dirs: list[Path]) -> list[Path]:
+    return [path for where in dirs for path in sorted(where.glob("*.json"))]
+
+
+def rows(paths: list[Path]) -> list[dict]:
     found = []
-    for path in sorted(where.glob("*.json")):
+    for path in paths:
         data = json.loads(path.read_text())
         for shape in data.get("shapes", []):
             for side in ("cand", "eager", "compile"):
@@ -98,10 +113,10 @@ def _median_ratio(shape: dict, base, cand) -> float:
     return statistics.median(base(k) / cand(c) for k, c in pairs)
 
 
-def ratios(where: Path) -> list[dict]:
+def ratios(paths: list[Path]) -> list[dict]:
     """Per evaluation and shape, the speedup over torch.compile by each reading (module doc)."""
     found = []
-    for path in sorted(where.glob("*.json")):
+    for path in paths:
         for shape in json.loads(path.read_text()).get("shapes", []):
             if not (shape.get("cand") and shape.get("compile") and shape.get("eager")):
                 continue
@@ -122,6 +137,31 @@ def ratios(where: Path) -> list[dict]:
 
 
 RATIO_COLUMNS = ("score", "device", "base+pool", "base+mean", "cand-own")
+PARTS = ("before", "tail", "answer", "after", "total")
+
+
+def _parts(b: dict) -> dict | None:
+    m = b.get("marks") or {}
+    if not all(k in m for k in ("cont", "runner0", "runner3", "answered", "end")):
+        return None
+    return {"before": m["runner0"] - m["cont"], "tail": m["runner3"] - m["runner0"] - b["device_ms"],
+            "answer": m["answered"] - m["runner3"], "after": m["end"] - m["answered"],
+            "total": b["window_ms"] - b["device_ms"]}
+
+
+def overhead_parts(paths: list[Path]) -> str:
+    """The third table (module doc), GPU samples only."""
+    lines = [f"{'file':44s} {'side':8s} " + " ".join(f"{c:>8s}" for c in PARTS) + f" {'pool-err':>8s}"]
+    for path in paths:
+        for shape in json.loads(path.read_text()).get("shapes", []):
+            for side in ("cand", "eager", "compile"):
+                per = [q for q in (_parts(b) for b in shape.get(side, [])) if q]
+                if not per:
+                    continue
+                med = {c: statistics.median(q[c] for q in per) for c in PARTS}
+                err = f" {shape['overhead_ms'] - med['total']:+8.3f}" if side == "cand" else ""
+                lines.append(f"{path.name[:44]:44s} {side:8s} " + " ".join(f"{med[c]:8.3f}" for c in PARTS) + err)
+    return "\n".join(lines)
 
 
 def ratio_table(found: list[dict]) -> str:
@@ -140,16 +180,19 @@ def ratio_table(found: list[dict]) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("samples", type=Path)
+    p.add_argument("samples", type=Path, nargs="+")
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
-    found = rows(args.samples)
+    paths = files(args.samples)
+    found = rows(paths)
     if not found:
-        print(f"no samples under {args.samples}", file=sys.stderr)
+        print(f"no samples under {' '.join(map(str, args.samples))}", file=sys.stderr)
         return 1
     print(table(found))
     print()
-    print(ratio_table(ratios(args.samples)))
+    print(ratio_table(ratios(paths)))
+    print()
+    print(overhead_parts(paths))
     if args.json:
         args.json.write_text(json.dumps(found, indent=1))
     return 0
