@@ -17,7 +17,12 @@ calls each (L2 flushed before each). A kernel whose median moves between process
 between placements in one process varies with the process; one that moves between placements
 varies with where its memory lies.
 
-    python3 bench/gpu_compile_variance.py [--json OUT] [--tasks softmax layernorm] [--placements 3]
+With `--batch K`, each warm process times the three as the judge does (K calls back to back on
+K inputs held in slots of one buffer, the outputs alive until the next batch, the L2 flushed
+before each batch, ten batches each): whether torch.compile's time per call in a batch moves
+between processes, as it does between judged evaluations.
+
+    python3 bench/gpu_compile_variance.py [--json OUT] [--tasks softmax] [--placements 3 | --batch 70]
 """
 from __future__ import annotations
 
@@ -92,23 +97,67 @@ print(json.dumps({name: [statistics.median(s.elapsed_time(e) * 1e3 for s, e in p
 """
 
 
-def placed(task: str, cache: str, placements: int) -> dict:
-    """One warm process: {side: [median us per placement]}."""
+# as the judge times them: K calls back to back on K inputs in slots of one buffer, the outputs alive
+# until the next batch, the L2 flushed before each batch; the time per call from events around it
+BATCHED = r"""
+import importlib.util, json, statistics, sys, torch
+sys.path.insert(0, sys.argv[2])
+from evaluator.tasks import get_task
+task = get_task(sys.argv[1])
+shape = dict(task.bench_shapes("cuda")[0])
+count = int(sys.argv[3])
+spec = importlib.util.spec_from_file_location("example", sys.argv[4])
+example = importlib.util.module_from_spec(spec); spec.loader.exec_module(example)
+fns = {"eager": task.reference, "compile": torch.compile(task.reference, dynamic=False),
+       "example": example.custom_kernel}
+first = task.make_inputs(shape, 7, "cuda")
+sizes = [(t.numel() * t.element_size() + 255) // 256 * 256 for t in first]
+slot = sum(sizes)
+buf = torch.empty(count * slot, dtype=torch.uint8, device="cuda")
+slots = []
+for k in range(count):
+    made, at, views = task.make_inputs(shape, 7 + k, "cuda"), k * slot, []
+    for t, n in zip(made, sizes):
+        v = buf[at:at + t.numel() * t.element_size()].view(t.dtype).view(t.shape)
+        v.copy_(t); views.append(v); at += n
+    slots.append(views)
+for fn in fns.values():
+    fn(*slots[0])
+flush = torch.empty((256 << 20) // 4, dtype=torch.int32, device="cuda")
+times, outs = {name: [] for name in fns}, None
+for r in range(10):
+    for name, fn in fns.items():
+        outs = None
+        flush.zero_()
+        torch.cuda.synchronize()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        outs = [fn(*slots[k]) for k in range(count)]
+        e.record()
+        torch.cuda.synchronize()
+        times[name].append(s.elapsed_time(e) * 1e3 / count)
+print(json.dumps({name: [statistics.median(ts)] for name, ts in times.items()}))
+"""
+
+
+def placed(task: str, cache: str, placements: int, batch: int = 0) -> dict:
+    """One warm process: {side: [median us per placement]} (with `batch`: [median us per call])."""
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": os.path.join(cache, "inductor"),
            "TRITON_CACHE_DIR": os.path.join(cache, "triton")}
     example = ROOT / "examples" / f"{task}.py"
-    p = subprocess.run([sys.executable, "-c", PLACED, task, str(ROOT), str(placements), str(example)], env=env,
+    child, n = (BATCHED, batch) if batch else (PLACED, placements)
+    p = subprocess.run([sys.executable, "-c", child, task, str(ROOT), str(n), str(example)], env=env,
                        capture_output=True, text=True, timeout=300)
     if p.returncode != 0:
         raise RuntimeError(p.stderr[-2000:])
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def by_placement(task: str, placements: int, processes: int = COMPILES + 1) -> dict:
+def by_placement(task: str, placements: int, processes: int = COMPILES + 1, batch: int = 0) -> dict:
     """Warm processes (the first compiles into the shared cache and is not counted)."""
     with tempfile.TemporaryDirectory(prefix="compile-var-placed-") as cache:
-        runs = [placed(task, cache, placements) for _ in range(processes + 1)][1:]
-    row = {"task": task, "placements": placements, "processes": runs}
+        runs = [placed(task, cache, placements, batch) for _ in range(processes + 1)][1:]
+    row = {"task": task, "placements": placements, "batch": batch, "processes": runs}
     for name in runs[0]:
         per_process = [statistics.median(r[name]) for r in runs]
         within = max(max(r[name]) / min(r[name]) for r in runs)
@@ -137,11 +186,12 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--tasks", nargs="+", default=["softmax", "layernorm"])
     ap.add_argument("--placements", type=int, default=0)
+    ap.add_argument("--batch", type=int, default=0, help="K calls a batch, as the judge times them")
     args = ap.parse_args()
     rows = []
     for task in args.tasks:
-        if args.placements:
-            rows.append(by_placement(task, args.placements))
+        if args.placements or args.batch:
+            rows.append(by_placement(task, args.placements, batch=args.batch))
             continue
         times = [one(task) for _ in range(COMPILES)]
         # the same compiled kernels (one shared cache) in fresh processes: what varies is the
