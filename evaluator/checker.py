@@ -39,8 +39,8 @@ from .checks import Failure
 ALIGN = 256  # every input tensor starts on this byte boundary in its slot
 SAMPLE_WORDS = 64  # sampled 4-byte words per output: a write deferred past the window that is worth
 # even 0.5 % of a batch leaves a third of the last output unwritten, and 64 secret positions miss
-# that with odds of 1e-12; more positions make the in-window read slower without catching more
-# (one per 8,192 words costs 0.4-0.7 ms of a 10 ms softmax window on an H200, and varies by side)
+# that with odds of 1e-12; more positions only read more memory inside the window (on an H200 the
+# read's cost is the checker's launch and the GPU's switch to its context, whatever the count)
 SCRUB_BYTES = 256 << 20  # written after the inputs so that none of them sits in the L2
 SPIN_S = 2.0  # inside a window, poll the judge's pipe this long before sleeping on it
 
