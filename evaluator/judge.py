@@ -12,7 +12,7 @@ import secrets
 import shutil
 import time
 
-from . import batch, calls, channel, checks, correctness, report, sanitize, scan, startup, timed, upload, verdict, workdir
+from . import affinity, batch, calls, channel, checks, correctness, report, sanitize, scan, startup, timed, upload, verdict, workdir
 from .checks import Failure
 
 
@@ -33,7 +33,7 @@ class Evaluation:
 
         self.derive = derive_seed
         self.runner = self.work = self.baseline = self.base_work = None
-        self.tmp_cache = self.profiled = None
+        self.tmp_cache = self.profiled = self.pinned_cores = None
         self.sanitizer = None  # sanitize.Early: the tools running beside the correctness phase
         self.checkers = {}
         self.first_call_limit_s, self.call_limit_s = calls.FIRST_CALL_LIMIT_S, calls.CALL_LIMIT_S
@@ -91,15 +91,24 @@ class Evaluation:
         for fn in startup.BASELINES:
             sides[fn] = batch.Side(fn, runner=b, send=b.send, expect=b.expect, checker=self.checkers["base"],
                                    work=self.base_work, fn=fn)
+        pinned = self._pin() if affinity.wanted(self.device) else None
+        self.pinned_cores = pinned.cores if pinned else None
         self.runner.stop()
         try:
             self.report["shapes"] = timed.Phase(self, sides, self.checkers).run()
         finally:
             self.runner.cont()
+            if pinned:
+                pinned.restore()
         self.report["timing_gate"] = ("judge's clock over batches of calls; overhead from the trusted "
                                       "baseline runner's own clock")
         correctness.recheck(self)
         self.report["phases"]["timing_s"] = time.monotonic() - t
+
+    def _pin(self) -> affinity.Pinned:
+        return affinity.Pinned({"cand_checker": [self.checkers["cand"].proc.pid], "cand_runner": self.runner.tree(),
+                                "base_checker": [self.checkers["base"].proc.pid],
+                                "base_runner": self.baseline.tree()})
 
     # ---- the candidate's channel -------------------------------------------------------------
     def send(self, msg: dict) -> None:

@@ -52,7 +52,7 @@ class Phase:
 
     def run(self) -> list[dict]:
         rows = [self.shape(j, shape) for j, shape in enumerate(self.ev.bench_shapes)]
-        _write_samples(self.ev.task_name, self.samples)
+        _write_samples(self.ev.task_name, self.samples, getattr(self.ev, "pinned_cores", None))
         return rows
 
     def shape(self, j: int, shape: dict) -> dict:
@@ -168,14 +168,15 @@ def _fmt(shape: dict) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in shape.items()) + "}"
 
 
-def _write_samples(task: str, samples: list) -> None:
+def _write_samples(task: str, samples: list, pinned: dict | None = None) -> None:
     """With EVALUATOR_SAMPLES_DIR set (the operator's, for bench/ runs), every batch of every side
-    (window, the runner's own time, the checker's input time) goes to a JSON file there."""
+    (window, the runner's own time, the checker's input time) goes to a JSON file there, with the
+    cores the processes were pinned to (affinity.py), if they were."""
     where = os.environ.get("EVALUATOR_SAMPLES_DIR")
     if not where:
         return
     os.makedirs(where, exist_ok=True)
     path = os.path.join(where, f"{task}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json")
     with open(path, "w") as f:
-        json.dump({"task": task, "shapes": samples}, f)
+        json.dump({"task": task, "shapes": samples, "pinned": pinned}, f)
 
