@@ -45,7 +45,9 @@ MEM_CAP_BYTES = {"cuda": 48 << 30, "cpu": 256 << 20}  # inputs and outputs of on
 CPU_BATCH_MS = {"cpu": 1500.0, "quick": 300.0}  # a CPU candidate's batch, at most about this long
 MEM_FRACTION = 0.3  # on the GPU, at most this share of the device's memory as well
 L2_MULTIPLE = 3  # the inputs of a batch together exceed the L2 this many times over
-BUSY_RATIO = 1.3  # the candidate's checker took this much longer to write the same inputs: flagged
+# the candidate's checker took this much longer to write the same inputs: flagged (honest examples
+# read 0.94-1.06 on an H200; docs/bench/judge-clock.md)
+BUSY_RATIO = 1.3
 SPIN_S = 2.0  # inside a GPU window, poll a pipe this long before sleeping on it (channel.recv)
 
 
