@@ -12,7 +12,8 @@ import secrets
 import shutil
 import time
 
-from . import affinity, batch, calls, channel, checks, correctness, report, sanitize, scan, startup, timed, upload, verdict, workdir
+from . import (affinity, batch, calls, channel, checks, correctness, report, sanitize, scan, startup, timed, upload,
+               verdict, workdir)
 from .checks import Failure
 
 

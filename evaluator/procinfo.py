@@ -1,6 +1,6 @@
 """Where the processes of one session wait, as /proc shows them: the operator's diagnostic for a
-tool that does not end (sanitize.Early logs it before stopping the tool). Reads only; a process
-that ends while it is read is left out."""
+tool that has not ended when its wait runs out (sanitize.Run.finish logs it before stopping the
+tool). Reads only; a process that ends while it is read is left out."""
 from __future__ import annotations
 
 import os
