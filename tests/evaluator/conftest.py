@@ -34,10 +34,27 @@ def honest():
 @pytest.fixture(scope="session")
 def honest_ranked(tmp_path_factory):
     """(report, samples) of one ranked evaluation of the honest kernel with EVALUATOR_SAMPLES_DIR
-    set, shared by the tests that only read them (treat both as read-only)."""
+    set, shared by the tests that only read them (treat both as read-only). Under pytest-xdist
+    every worker is a session of its own: the first worker that asks evaluates and leaves both in
+    the run's common temporary directory, the others wait for it and read them (the recipe in
+    pytest-xdist's documentation), so the run makes one evaluation, not one per worker."""
+    from filelock import FileLock
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # one process: nobody to share with
+        return _honest_ranked(tmp_path_factory.mktemp("samples"))
+    # the workers' temporary directories are popen-gw0, popen-gw1, ... in one directory of this run
+    shared = tmp_path_factory.getbasetemp().parent / "honest_ranked.json"
+    with FileLock(f"{shared}.lock"):
+        if shared.is_file():
+            return tuple(json.loads(shared.read_text()))
+        found = _honest_ranked(tmp_path_factory.mktemp("samples"))
+        shared.write_text(json.dumps(found))
+    return found
+
+
+def _honest_ranked(where: Path) -> tuple[dict, dict]:
     from evaluator.api import evaluate_source
 
-    where = tmp_path_factory.mktemp("samples")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("EVALUATOR_SAMPLES_DIR", str(where))
         report = evaluate_source(HONEST_SOFTMAX.read_text(), task="softmax", device="cpu", mode="ranked")
