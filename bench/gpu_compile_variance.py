@@ -62,7 +62,8 @@ print(json.dumps({"median_us": statistics.median(s.elapsed_time(e) * 1e3 for s, 
 """
 
 
-PLACED = r"""
+# both modes: argv task, repository root, P or K, the example's path; the three kernels as `fns`
+KERNELS = r"""
 import importlib.util, json, random, statistics, sys, torch
 sys.path.insert(0, sys.argv[2])
 from evaluator.tasks import get_task
@@ -72,6 +73,9 @@ spec = importlib.util.spec_from_file_location("example", sys.argv[4])
 example = importlib.util.module_from_spec(spec); spec.loader.exec_module(example)
 fns = {"eager": task.reference, "compile": torch.compile(task.reference, dynamic=False),
        "example": example.custom_kernel}
+"""
+
+PLACED = KERNELS + r"""
 rng = random.Random()
 keep, places = [], []
 for p in range(int(sys.argv[3])):
@@ -99,17 +103,8 @@ print(json.dumps({name: [statistics.median(s.elapsed_time(e) * 1e3 for s, e in p
 
 # as the judge times them: K calls back to back on K inputs in slots of one buffer, the outputs alive
 # until the next batch, the L2 flushed before each batch; the time per call from events around it
-BATCHED = r"""
-import importlib.util, json, statistics, sys, torch
-sys.path.insert(0, sys.argv[2])
-from evaluator.tasks import get_task
-task = get_task(sys.argv[1])
-shape = dict(task.bench_shapes("cuda")[0])
+BATCHED = KERNELS + r"""
 count = int(sys.argv[3])
-spec = importlib.util.spec_from_file_location("example", sys.argv[4])
-example = importlib.util.module_from_spec(spec); spec.loader.exec_module(example)
-fns = {"eager": task.reference, "compile": torch.compile(task.reference, dynamic=False),
-       "example": example.custom_kernel}
 first = task.make_inputs(shape, 7, "cuda")
 sizes = [(t.numel() * t.element_size() + 255) // 256 * 256 for t in first]
 slot = sum(sizes)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 
+from .procinfo import threads
+
 ROLES = ("judge", "cand_checker", "cand_runner", "base_checker", "base_runner")
 
 
@@ -32,16 +34,6 @@ def plan(allowed: set[int]) -> dict[str, int] | None:
     if len(cores) < len(ROLES):
         return None
     return dict(zip(ROLES, cores))
-
-
-def threads(pids: list[int]) -> list[int]:
-    found = []
-    for pid in pids:
-        try:
-            found += [int(t) for t in os.listdir(f"/proc/{pid}/task")]
-        except OSError:
-            continue
-    return found
 
 
 def pin(processes: dict[str, list[int]], cores: dict[str, int] | None = None) -> dict[str, int] | None:

@@ -1,6 +1,7 @@
-"""Where the processes of one session wait, as /proc shows them: the operator's diagnostic for a
-tool that has not ended when its wait runs out (sanitize.Run.finish logs it before stopping the
-tool). Reads only; a process that ends while it is read is left out."""
+"""Processes as /proc shows them, read by the judge: a process's descendants and threads (the
+runner's tree, the pinned processes), and where the processes of one session wait (the
+operator's diagnostic for a sanitizer tool that has not ended when its wait runs out). Reads
+only; a process that ends while it is read is left out."""
 from __future__ import annotations
 
 import os
@@ -16,7 +17,7 @@ def _read(path: str) -> str:
         return ""
 
 
-def _thread(pid: str, tid: str) -> str:
+def _thread(pid: int, tid: int) -> str:
     """`state wchan syscall-number [top kernel frames]` of one thread."""
     base = f"/proc/{pid}/task/{tid}"
     stat = _read(f"{base}/stat").rsplit(") ", 1)[-1][:1] or "?"
@@ -27,24 +28,46 @@ def _thread(pid: str, tid: str) -> str:
     return f"{stat} {wchan} sys={syscall}" + (f" [{' < '.join(frames)}]" if frames else "")
 
 
-def _family(sid: int) -> list[str]:
-    """Pids of session `sid` and of every descendant of its leader (a child that made a session
-    of its own is still a descendant)."""
-    parent, members = {}, set()
+def _parents() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, session id) of every process."""
+    found = {}
     for entry in (e for e in os.listdir("/proc") if e.isdigit()):
         fields = _read(f"/proc/{entry}/stat").rsplit(") ", 1)[-1].split()
         if len(fields) >= 4:  # after comm: state ppid pgrp session
-            parent[entry] = fields[1]
-            if fields[3] == str(sid):
-                members.add(entry)
-    for pid in parent:
-        up, seen = pid, 0
-        while up in parent and seen < 64:
-            if up == str(sid):
-                members.add(pid)
-                break
-            up, seen = parent[up], seen + 1
-    return sorted(members, key=int)
+            found[int(entry)] = (int(fields[1]), int(fields[3]))
+    return found
+
+
+def descendants(root: int, parents: dict | None = None) -> list[int]:
+    """`root` and every process below it (setsid cannot hide a child)."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in (parents if parents is not None else _parents()).items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def threads(pids: list[int]) -> list[int]:
+    """Thread ids of these processes."""
+    found = []
+    for pid in pids:
+        try:
+            found += [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+        except OSError:
+            continue
+    return found
+
+
+def _family(sid: int) -> list[int]:
+    """Pids of session `sid` and of every descendant of its leader (a child that made a session
+    of its own is still a descendant)."""
+    parents = _parents()
+    members = {pid for pid, (_, session) in parents.items() if session == sid}
+    return sorted(members | set(descendants(sid, parents)) & set(parents))
 
 
 def session(sid: int) -> str:
@@ -53,9 +76,8 @@ def session(sid: int) -> str:
     lines = []
     for entry in _family(sid):
         command = _read(f"/proc/{entry}/cmdline").replace("\0", " ").strip()[:90]
-        try:
-            tids = sorted(os.listdir(f"/proc/{entry}/task"), key=int)
-        except OSError:
+        tids = sorted(threads([entry]))
+        if not tids:
             continue
         waits: dict[str, int] = {}
         for tid in tids:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+from . import procinfo
 from .isolation import ENV_PASSTHROUGH, PACKAGE_ROOT, is_root
 from .workdir import Workdir
 
@@ -74,32 +75,10 @@ class Runner:
     # ---- process tree --------------------------------------------------------------------
     def tree(self) -> list[int]:
         """The runner and every descendant (found through /proc; setsid cannot hide a child)."""
-        children: dict[int, list[int]] = {}
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(ppid, []).append(int(entry))
-        found, todo = [], [self.pid]
-        while todo:
-            pid = todo.pop()
-            found.append(pid)
-            todo.extend(children.get(pid, []))
-        return found
+        return procinfo.descendants(self.pid)
 
     def thread_count(self) -> int:
-        total = 0
-        for pid in self.tree():
-            try:
-                total += len(os.listdir(f"/proc/{pid}/task"))
-            except OSError:
-                pass
-        return total
+        return len(procinfo.threads(self.tree()))
 
     def signal_tree(self, sig: int) -> None:
         for pid in self.tree():
