@@ -38,6 +38,12 @@ def _parents() -> dict[int, tuple[int, int]]:
     return found
 
 
+def parent(pid: int) -> int:
+    """The parent's pid, or -1 when the process is gone."""
+    fields = _read(f"/proc/{pid}/stat").rsplit(") ", 1)[-1].split()
+    return int(fields[1]) if len(fields) >= 2 else -1
+
+
 def descendants(root: int, parents: dict | None = None) -> list[int]:
     """`root` and every process below it (setsid cannot hide a child)."""
     children: dict[int, list[int]] = {}

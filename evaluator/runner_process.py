@@ -139,7 +139,7 @@ class Runner:
     def submission_pid(self) -> int:
         """The process that imports the submission: the runner itself, or, when it made a PID
         namespace, its only child (the namespace's init). Called before the submission exists."""
-        children = [p for p in self.tree() if p != self.pid and _ppid(p) == self.pid]
+        children = [p for p in self.tree() if p != self.pid and procinfo.parent(p) == self.pid]
         return children[0] if len(children) == 1 else self.pid
 
     def status(self) -> dict:
@@ -176,11 +176,3 @@ def threads_stopped(pids) -> bool:
         except OSError:
             continue
     return True
-
-
-def _ppid(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return -1

@@ -29,12 +29,3 @@ def pids_where(match: Callable[[bytes], bool]) -> list[int]:
         if match(cmdline) and alive(int(entry)):
             found.append(int(entry))
     return found
-
-
-def parent(pid: int) -> int:
-    """The parent's pid, or -1 when the process is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return -1
