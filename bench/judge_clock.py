@@ -14,6 +14,11 @@ Steps (all by default, in this order):
   repeat    ranked evaluations of examples/softmax.py (BENCH_REPEAT, default five)
   calibrate the reference against eager and torch.compile against itself, every task
             (BENCH_CALIBRATE_TASKS), without compute-sanitizer (it moves no score)
+  ab        examples/softmax.py under several settings of the judge, interleaved evaluation by
+            evaluation so that a drift of the machine hits every setting alike, without
+            compute-sanitizer: BENCH_AB="name:VAR=value,VAR=value name2:" (a name with no
+            variables is the default), BENCH_AB_ROUNDS rounds (default 4); each setting's batches
+            go to OUTDIR/samples-NAME for bench/clock_marks.py
 Every evaluation's report goes to OUTDIR/reports.jsonl, with a digest of the judge's autotuning
 picks after it (a change between evaluations means torch.compile ran other kernels); while the
 steps run, nvidia-smi (where present) samples the GPU's clocks, temperature and power into
@@ -44,7 +49,7 @@ PLAN = {
     "transformer_block": tuple(os.environ.get("BENCH_BLOCK_ATTACKS", "lie_times").split()),
 }
 TASKS = ("softmax", "layernorm", "gelu_bias_residual", "matmul_bias_relu", "transformer_block")
-STEPS = ("smoke", "attacks", "wall", "repeat", "calibrate")
+STEPS = ("smoke", "attacks", "wall", "repeat", "calibrate")  # `ab` only when named
 DEADLINE = time.monotonic() + float(os.environ.get("BENCH_BUDGET_S", "560"))
 
 
@@ -149,6 +154,36 @@ def step_repeat(out):
     scores = [s for s in scores if s]
     if scores:
         print(f"{len(scores)} evaluations: {[round(s, 4) for s in scores]} max/min {max(scores) / min(scores):.4f}", flush=True)
+
+
+def ab_settings() -> list[tuple[str, dict]]:
+    settings = []
+    for item in os.environ.get("BENCH_AB", "default: pinned:EVALUATOR_PIN_CPUS=1").split():
+        name, _, assigns = item.partition(":")
+        settings.append((name, dict(a.split("=", 1) for a in assigns.split(",") if a)))
+    return settings
+
+
+def step_ab(out):
+    settings, scores = ab_settings(), {}
+    saved = dict(os.environ)
+    try:
+        for i in range(int(os.environ.get("BENCH_AB_ROUNDS", "4"))):
+            for name, env in settings:
+                if time.monotonic() > DEADLINE:
+                    break
+                os.environ.clear()
+                os.environ.update(saved, EVALUATOR_SANITIZE="0",
+                                  EVALUATOR_SAMPLES_DIR=str(out / f"samples-{name}"), **env)
+                row = run(out, f"ab {name} {i + 1}", example("softmax"), "softmax")
+                scores.setdefault(name, []).append(row["speedup_vs_compile"])
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    for name, got in scores.items():
+        got = [s for s in got if s]
+        spread = f"max/min {max(got) / min(got):.4f}" if got else ""
+        print(f"{name:12s} {[round(s, 4) for s in got]} {spread}", flush=True)
 
 
 def step_calibrate(out):

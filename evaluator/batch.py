@@ -51,6 +51,18 @@ BUSY_RATIO = 1.3
 SPIN_S = 2.0  # inside a GPU window, poll a pipe this long before sleeping on it (channel.recv)
 
 
+def _gpu_sizing() -> tuple[float, float]:
+    """(target ms, memory fraction) of a GPU batch. The operator may raise both
+    (EVALUATOR_BATCH_MS, EVALUATOR_BATCH_MEM_FRACTION) to measure how the clock's spread shrinks
+    with K (bench/judge_clock.py's `ab` step); the memory cap in bytes still holds."""
+    try:
+        target = float(os.environ.get("EVALUATOR_BATCH_MS", TARGET_MS["cuda"]))
+        share = float(os.environ.get("EVALUATOR_BATCH_MEM_FRACTION", MEM_FRACTION))
+    except ValueError:
+        return TARGET_MS["cuda"], MEM_FRACTION
+    return min(max(target, 1.0), 200.0), min(max(share, 0.05), 0.45)
+
+
 @dataclasses.dataclass
 class Timed:
     """One batch as the judge saw it."""
@@ -79,12 +91,13 @@ def calls_per_batch(device: str, *, eager_ms: float, cand_ms: float | None, slot
     interpreter runs hundreds of times slower than eager, so its batches are cut to CPU_BATCH_MS
     by its own (judge-timed) sizing batch; CPU timings are a try-out and say so."""
     kind = "quick" if quick else device
-    k = math.ceil(TARGET_MS[kind] / max(eager_ms, 1e-3))
+    target, share = _gpu_sizing() if kind == "cuda" else (TARGET_MS[kind], MEM_FRACTION)
+    k = math.ceil(target / max(eager_ms, 1e-3))
     if device == "cuda":
         props = torch.cuda.get_device_properties(0)
         l2 = getattr(props, "L2_cache_size", 0) or (50 << 20)
         k = max(k, math.ceil(L2_MULTIPLE * l2 / max(slot_bytes, 1)))
-        memory = min(MEM_CAP_BYTES["cuda"], MEM_FRACTION * props.total_memory)
+        memory = min(MEM_CAP_BYTES["cuda"], share * props.total_memory)
     else:
         memory = MEM_CAP_BYTES["cpu"]
     k = min(max(k, SIZING_CALLS[kind]), MAX_CALLS[kind])
