@@ -1,7 +1,7 @@
-"""Which batches get inputs written for them: every batch of the candidate; the trusted baselines
-run again on the inputs their checker last wrote where timed.REUSE_BASE_INPUTS says so (the GPU),
-with fresh inputs every REFILL_EVERY rounds; and the `extra_threads` comparison of writing times
-reads only fresh writes, per call."""
+"""Which batches get inputs written for them: every batch of every side by default; with
+EVALUATOR_REUSE_BASE_INPUTS=1 the trusted baselines run again on the inputs their checker last
+wrote, with fresh inputs every REFILL_EVERY rounds; and the `extra_threads` comparison of writing
+times reads only fresh writes, per call."""
 import json
 
 import pytest
@@ -15,15 +15,15 @@ def _timed(side, gen_ms, calls, fresh=True):
     return batch.Timed(side, 10.0, 9.0, gen_ms, 9.5, fresh=fresh, calls=calls)
 
 
-def test_on_the_cpu_every_batch_gets_fresh_inputs(honest_ranked):
+def test_every_batch_gets_fresh_inputs(honest_ranked):
     _, samples = honest_ranked
     [row] = samples["shapes"]
     for side in timed.SIDES:
         assert all(t["fresh"] and t["calls"] == row["calls"][side] for t in row[side])
 
 
-def test_baselines_reuse_their_inputs_where_enabled(evaluate, honest, tmp_path, monkeypatch):
-    monkeypatch.setitem(timed.REUSE_BASE_INPUTS, "cpu", True)
+def test_baselines_reuse_their_inputs_when_asked(evaluate, honest, tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALUATOR_REUSE_BASE_INPUTS", "1")
     monkeypatch.setattr(timed, "REFILL_EVERY", 1)
     monkeypatch.setenv("EVALUATOR_SAMPLES_DIR", str(tmp_path / "samples"))
     report = evaluate(honest, mode="ranked")
