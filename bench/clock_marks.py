@@ -164,6 +164,23 @@ def overhead_parts(paths: list[Path]) -> str:
     return "\n".join(lines)
 
 
+def freshness(paths: list[Path]) -> str:
+    """The fourth table (module doc)."""
+    pooled: dict[tuple[str, bool], list[dict]] = {}
+    for path in paths:
+        for shape in json.loads(path.read_text()).get("shapes", []):
+            for side in ("cand", "eager", "compile"):
+                for b in shape.get(side, []):
+                    q = _parts(b)
+                    if q:
+                        pooled.setdefault((side, bool(b.get("fresh", True))), []).append(q)
+    lines = [f"{'side':8s} {'inputs':8s} {'batches':>8s} {'total':>8s} {'before':>8s}"]
+    for (side, fresh), got in sorted(pooled.items()):
+        lines.append(f"{side:8s} {'fresh' if fresh else 'again':8s} {len(got):8d} "
+                     f"{statistics.median(q['total'] for q in got):8.3f} {statistics.median(q['before'] for q in got):8.3f}")
+    return "\n".join(lines)
+
+
 def ratio_table(found: list[dict]) -> str:
     lines = [f"{'file':44s} " + " ".join(f"{c:>9s}" for c in RATIO_COLUMNS)]
     for r in found:
@@ -193,6 +210,8 @@ def main(argv=None) -> int:
     print(ratio_table(ratios(paths)))
     print()
     print(overhead_parts(paths))
+    print()
+    print(freshness(paths))
     if args.json:
         args.json.write_text(json.dumps(found, indent=1))
     return 0
