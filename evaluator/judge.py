@@ -12,7 +12,7 @@ import secrets
 import shutil
 import time
 
-from . import (affinity, batch, calls, channel, checks, correctness, report, sanitize, scan, startup, timed, upload,
+from . import (affinity, baseline_keep, batch, calls, channel, checks, correctness, report, sanitize, scan, startup, timed, upload,
                verdict, workdir)
 from .checks import Failure
 
@@ -34,6 +34,7 @@ class Evaluation:
 
         self.derive = derive_seed
         self.runner = self.work = self.baseline = self.base_work = None
+        self.baseline_idle = False  # the baseline runner waits for a request (baseline_keep)
         self.tmp_cache = self.profiled = self.pinned_cores = None
         self.sanitizer = None  # sanitize.Early: the tools running beside the correctness phase
         self.checkers = {}
@@ -95,8 +96,10 @@ class Evaluation:
         pinned = self._pin() if affinity.wanted(self.device) else None
         self.pinned_cores = pinned.cores if pinned else None
         self.runner.stop()
+        self.baseline_idle = False
         try:
             self.report["shapes"] = timed.Phase(self, sides, self.checkers).run()
+            self.baseline_idle = True
         finally:
             self.runner.cont()
             if pinned:
@@ -176,10 +179,12 @@ class Evaluation:
     def _close(self):
         """Every process ends and every directory goes, whatever happened; the runner's output
         goes into the report."""
-        for proc in (self.runner, self.baseline, *self.checkers.values(), self.sanitizer):
+        kept = self.baseline is not None and self.baseline_idle and baseline_keep.give(
+            self.baseline_key, self.device, self.baseline, self.base_work)
+        for proc in (self.runner, None if kept else self.baseline, *self.checkers.values(), self.sanitizer):
             if proc is not None:
                 proc.close()
-        if self.base_work is not None:
+        if self.base_work is not None and not kept:
             self.base_work.remove()
         if self.work is not None:
             self.report["logs"] = workdir.logs(self.work)

@@ -14,7 +14,7 @@ import time
 
 import torch
 
-from . import baseline, batch, calls, compile_seed, isolation, sanitize, timing, workdir
+from . import baseline, baseline_keep, batch, calls, compile_seed, isolation, sanitize, timing, workdir
 from .checks import Failure
 from .runner_process import Runner
 from .shapes import bench_shapes, fmt, shape_size
@@ -165,11 +165,16 @@ def compile_baselines(ev) -> None:
     submission never reaches it), compile torch.compile on every benchmark shape in it, check
     one output of each against the gold answer, and leave it stopped until it is timed."""
     t = time.monotonic()
-    ev.base_work = baseline.Workdir(ev.task_name)
-    ev.baseline = b = baseline.Runner(ev.base_work, task=ev.task_name, device=ev.device, cache=ev.cache)
-    b.expect("hello", ev.deadline)
-    b.send({"op": "load"})
-    b.expect("ready", ev.deadline)
+    ev.baseline_key = baseline_keep.key(ev.task_name, ev.device, ev.cache)
+    kept = baseline_keep.take(ev.baseline_key, ev.device)
+    if kept:
+        ev.baseline, ev.base_work = b, _ = kept
+    else:
+        ev.base_work = baseline.Workdir(ev.task_name)
+        ev.baseline = b = baseline.Runner(ev.base_work, task=ev.task_name, device=ev.device, cache=ev.cache)
+        b.expect("hello", ev.deadline)
+        b.send({"op": "load"})
+        b.expect("ready", ev.deadline)
     for i, shape in enumerate(ev.bench_shapes):
         for fn in BASELINES:
             link = calls.Link(b.send, b.expect, ev.base_work, fn=fn)
@@ -179,4 +184,5 @@ def compile_baselines(ev) -> None:
             except Failure as f:
                 raise b.error(f"{fn} on {fmt(shape)}: {f.problems[0][1]}") from None
     b.stop()
+    ev.baseline_idle = True  # between two requests: it may be kept for the next evaluation
     ev.report["phases"]["compile_s"] = time.monotonic() - t

@@ -1,0 +1,101 @@
+"""A trusted baseline runner kept between the CPU evaluations of one process (baseline_keep.py):
+the next evaluation of the task gets it, checked again, and scores as before; one that died while
+kept, or that the operator turned off, is started afresh; it never outlives the process."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from evaluator import baseline_keep, isolation
+from evaluator.judge import Evaluation
+
+pytestmark = pytest.mark.skipif(not isolation.is_root(), reason="runners are kept only when the judge is root")
+
+
+def _ranked(source: str) -> Evaluation:
+    ev = Evaluation(source.encode(), task="softmax", device="cpu", mode="ranked")
+    ev.report = ev.run()
+    return ev
+
+
+@pytest.fixture
+def empty_keep():
+    baseline_keep.close_all()
+    yield
+    baseline_keep.close_all()
+
+
+def test_the_next_evaluation_gets_the_kept_runner(honest, empty_keep):
+    first = _ranked(honest)
+    assert first.report["verdict"] == "verified", first.report["reasons"]
+    pid = first.baseline.pid
+    assert [r.pid for r, _ in baseline_keep._kept.values()] == [pid]
+    assert first.base_work.path.is_dir()  # kept with its runner
+    second = _ranked(honest)
+    assert second.report["verdict"] == "verified", second.report["reasons"]
+    assert second.baseline.pid == pid
+    # the compiled baselines are already loaded: no new process, no import of torch
+    assert second.report["phases"]["compile_s"] < first.report["phases"]["compile_s"] / 2
+    row = second.report["shapes"][0]
+    assert row["eager_ms"] > 0 and row["compile_ms"] > 0
+    # the last evaluation's input files do not pile up in the kept work directory
+    assert not list(second.base_work.path.glob("inputs-*.bin"))
+
+
+def test_a_runner_that_died_while_kept_is_replaced(honest, empty_keep):
+    first = _ranked(honest)
+    os.kill(first.baseline.pid, signal.SIGKILL)
+    first.baseline.proc.wait(timeout=10)
+    second = _ranked(honest)
+    assert second.report["verdict"] == "verified", second.report["reasons"]
+    assert second.baseline.pid != first.baseline.pid
+    assert not first.base_work.path.exists()  # the dead one's directory went with it
+
+
+def test_the_operator_can_turn_it_off(honest, empty_keep, monkeypatch):
+    monkeypatch.setenv("EVALUATOR_KEEP_BASELINE", "0")
+    ev = _ranked(honest)
+    assert ev.report["verdict"] == "verified", ev.report["reasons"]
+    assert not baseline_keep._kept
+    assert ev.baseline.proc.poll() is not None and not ev.base_work.path.exists()
+
+
+def test_another_environment_gets_a_runner_of_its_own(honest, empty_keep, monkeypatch):
+    first = _ranked(honest)
+    # passed on to runners (a GPU-only knob, inert here): the kept one was started without it
+    monkeypatch.setenv("EVALUATOR_GPU_WARM_MS", "7")
+    second = _ranked(honest)
+    assert second.baseline.pid != first.baseline.pid
+    assert len(baseline_keep._kept) == 2
+
+
+def test_kept_runners_end_with_the_process(tmp_path):
+    script = tmp_path / "keep.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(isolation.PACKAGE_ROOT)!r})
+        from evaluator.api import evaluate_source
+        from evaluator import baseline_keep
+        source = open({str(isolation.PACKAGE_ROOT + "/examples/softmax.py")!r}).read()
+        report = evaluate_source(source, task="softmax", device="cpu", mode="ranked")
+        assert report["verdict"] == "verified", report["reasons"]
+        [(runner, work)] = baseline_keep._kept.values()
+        print(runner.pid, work.path, flush=True)
+    """))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "EVALUATOR_QUICK": "1"})
+    assert out.returncode == 0, out.stderr[-3000:]
+    pid, path = out.stdout.split()
+    assert not os.path.exists(f"/proc/{pid}") or _zombie_or_gone(int(pid))
+    assert not os.path.exists(path)
+
+
+def _zombie_or_gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
