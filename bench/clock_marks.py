@@ -24,10 +24,12 @@ from. Nothing here is used for a score.
 A second table puts the candidate's speedup over torch.compile per evaluation and shape, read five
 ways from the same batches, and the max/min of each column over the evaluations:
 
-  score     the judge's: both sides' windows less the overhead pooled over the baseline batches
+  score     the judge's: each side's windows less the overhead it took off them (`overheads` in
+            the samples; older samples: one overhead pooled over the baseline batches)
   device    the runners' own CUDA events on both sides (the candidate's are its claim: honest
             examples only; it says how far the kernels' own speed moved between evaluations)
-  base+pool torch.compile by its own events, the candidate's window less the pooled overhead
+  base+pool torch.compile by its own events, the candidate's window less the overhead the judge
+            took off it (`overhead_ms`: older samples pooled it over the baseline batches)
   base+mean torch.compile by its own events, the candidate's window less the mean of eager's and
             torch.compile's own overheads
   cand-own  torch.compile by its own events, the candidate's window less its own overhead
@@ -40,8 +42,8 @@ candidate, honest examples only) into where it lies relative to the device's wor
   tail      the runner's events ended -> its synchronize returned (runner3 - runner0 - events)
   answer    -> the judge read `batch_done`
   after     -> the clock stopped (stop the group, the checker's sample, its reply)
-  total     the whole overhead; `pool-err` (candidate rows) is the pooled overhead the score takes
-            off less the candidate's own: what that error does to the score is about
+  total     the whole overhead; `pool-err` (candidate rows) is the overhead the judge took off
+            the candidate's windows less its own: what that error does to the score is about
             pool-err / window
 """
 from __future__ import annotations
@@ -121,13 +123,17 @@ def ratios(paths: list[Path]) -> list[dict]:
             if not (shape.get("cand") and shape.get("compile") and shape.get("eager")):
                 continue
             pooled = shape["overhead_ms"]
+            # the judge's own reading: each side's overhead as it took it off (older samples: one
+            # pooled overhead for all three)
+            taken = shape.get("overheads") or {side: pooled for side in ("cand", "eager", "compile")}
             own = {side: statistics.median(b["window_ms"] - b["device_ms"] for b in shape[side])
                    for side in ("cand", "eager", "compile")}
             mean = (own["eager"] + own["compile"]) / 2
             events = lambda b: b["device_ms"]  # noqa: E731
             found.append({
                 "file": path.name, "shape": shape["shape"],
-                "score": _median_ratio(shape, lambda b: b["window_ms"] - pooled, lambda b: b["window_ms"] - pooled),
+                "score": _median_ratio(shape, lambda b: b["window_ms"] - taken["compile"],
+                                       lambda b: b["window_ms"] - taken["cand"]),
                 "device": _median_ratio(shape, events, events),
                 "base+pool": _median_ratio(shape, events, lambda b: b["window_ms"] - pooled),
                 "base+mean": _median_ratio(shape, events, lambda b: b["window_ms"] - mean),

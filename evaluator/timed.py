@@ -131,8 +131,9 @@ class Phase:
 
     def row(self, shape: dict, where: str, calls: dict, got: dict, fills: dict) -> dict:
         ev = self.ev
-        overhead = batch.overhead_ms(got["eager"] + got["compile"])
-        times = {side: batch.per_call(got[side], overhead, calls[side]) for side in SIDES}
+        overheads = self.overheads(got)
+        overhead = overheads["cand"]
+        times = {side: batch.per_call(got[side], overheads[side], calls[side]) for side in SIDES}
         c, e, k = (timing.median(times[s]) for s in SIDES)
         floor = ev.task.floor_ms(shape, bandwidth_bytes_s=ev.ceilings["bandwidth_bytes_s"],
                                  peak_flop_s=ev.ceilings["peak_flop_s"])
@@ -144,7 +145,7 @@ class Phase:
         for side, name in zip(SIDES, ("candidate", "eager", "compile")):
             row[f"{name}_p10_ms"] = timing.quantile(times[side], 0.1)
             row[f"{name}_p90_ms"] = timing.quantile(times[side], 0.9)
-        self.samples.append({"shape": dict(shape), "calls": calls, "overhead_ms": overhead,
+        self.samples.append({"shape": dict(shape), "calls": calls, "overhead_ms": overhead, "overheads": overheads,
                              **{side: [vars(t) for t in got[side]] for side in SIDES}})
         # GPU only: on the CPU a stopped process computes nothing, and the tree-wide SIGSTOP is
         # the defence; there the time to write inputs varies with the machine's other load
@@ -159,6 +160,20 @@ class Phase:
             ev.codes.append(("too_fast_vs_compile", f"{where}: {row['speedup_vs_compile']:.2f}x faster "
                                                     f"than torch.compile (above this task's {limit:g}x)"))
         return row
+
+
+    def overheads(self, got: dict) -> dict:
+        """The overhead (ms a batch) taken off each side's windows. GPU: each baseline side its own
+        (its windows less its own events, median), the candidate the line through them at its
+        median window (batch.candidate_overhead). CPU: one median over every baseline batch for
+        all three sides, whose batches there differ in calls rather than in length alone."""
+        if self.ev.device != "cuda":
+            pooled = batch.overhead_ms(got["eager"] + got["compile"])
+            return {side: pooled for side in SIDES}
+        own = {side: batch.overhead_ms(got[side]) for side in ("eager", "compile")}
+        points = [(timing.median([t.window_ms for t in got[side]]), own[side]) for side in own]
+        cand = batch.candidate_overhead(timing.median([t.window_ms for t in got["cand"]]), points)
+        return {"cand": cand, **own}
 
 
 def round_ratio(base: list[float], cand: list[float]) -> float | None:

@@ -57,3 +57,24 @@ def test_a_refresh_needs_written_inputs():
     checker = Checker(get_task("softmax"), "cpu")
     with pytest.raises(ValueError, match="no inputs"):
         checker.refresh()
+
+
+def test_the_candidates_overhead_follows_its_window_within_the_baselines():
+    points = [(21.7, 1.72), (12.1, 1.43)]  # eager, torch.compile: (median window, own overhead)
+    assert batch.candidate_overhead(12.1, points) == 1.43
+    assert abs(batch.candidate_overhead(16.9, points) - (1.43 + 1.72) / 2) < 1e-9
+    # never outside the range the trusted sides span
+    assert batch.candidate_overhead(8.0, points) == 1.43
+    assert batch.candidate_overhead(40.0, points) == 1.72
+    assert abs(batch.candidate_overhead(10.0, [(12.0, 1.2), (12.0, 1.4)]) - 1.3) < 1e-9
+
+
+def test_a_longer_window_never_pays_for_itself():
+    # baselines whose overhead grows steeply with the window: the slope is capped, so a candidate
+    # that stretches its windows by d ms loses at least d / 2 of it, whatever the baselines did
+    for points in ([(10.0, 1.0), (11.0, 3.0)], [(10.0, 3.0), (11.0, 1.0)], [(12.0, 1.4), (21.0, 1.7)]):
+        for w in (9.0, 10.2, 10.5, 10.8, 15.0):
+            for d in (0.1, 0.5, 2.0):
+                before = w - batch.candidate_overhead(w, points)
+                after = w + d - batch.candidate_overhead(w + d, points)
+                assert after - before >= d * (1 - batch.MAX_OVERHEAD_SLOPE) - 1e-9, (points, w, d)
