@@ -18,9 +18,10 @@ clock on the CPU); window minus that time is the overhead of a batch. On the GPU
 side's median overhead is taken off its own windows, and the candidate's windows lose the
 overhead of a line through the two baseline sides at the candidate's window length
 (`candidate_overhead`); on the CPU one median over all baseline batches is taken off every side.
-Then each window is divided by K. Nothing the candidate's process reports is used. Both sides' checkers time how long writing the inputs took on
-their own device clock: a kernel the candidate left running while it was stopped shares the GPU
-with the checker and shows there (`extra_threads`).
+Then each window is divided by K. Nothing the candidate's process reports is used. Both sides'
+checkers time how long writing the inputs took on their own device clock: a kernel the candidate
+left running while it was stopped shares the GPU with the checker and shows there
+(`extra_threads`).
 """
 from __future__ import annotations
 

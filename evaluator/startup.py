@@ -168,7 +168,8 @@ def compile_baselines(ev) -> None:
     ev.baseline_key = baseline_keep.key(ev.task_name, ev.device, ev.cache)
     kept = baseline_keep.take(ev.baseline_key, ev.device)
     if kept:
-        ev.baseline, ev.base_work = b, _ = kept
+        b, ev.base_work = kept
+        ev.baseline = b
     else:
         ev.base_work = baseline.Workdir(ev.task_name)
         ev.baseline = b = baseline.Runner(ev.base_work, task=ev.task_name, device=ev.device, cache=ev.cache)
