@@ -69,6 +69,9 @@ class Runner(runner_process.Runner):
         # per evaluation for a file that is thrown away. Without it a cached kernel loads at once
         # and a new one compiles from the plain headers; the kernels are the same either way.
         env["TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS"] = "0"
+        # it ends with the judge, even one killed with no time to close it: a runner kept for the
+        # next evaluation (baseline_keep.py) waits stopped, in a session of its own
+        env["EVALUATOR_JUDGE_PID"] = str(os.getpid())
         self.spawn(work, task=task, device=device, env=env, extra=["--baseline"])
 
     def send(self, msg: dict) -> None:

@@ -10,7 +10,10 @@ every benchmark shape and checks each output against its gold answer before it t
 When a runner is kept: the device is the CPU, the judge is root (the candidates run as another
 uid and cannot signal or trace the kept runner, so no submission can leave a mark on the next
 one's baselines), the evaluation ended with the runner between two requests, and
-EVALUATOR_KEEP_BASELINE is not 0. On the GPU every evaluation starts its own: the baseline's
+EVALUATOR_KEEP_BASELINE is not 0, and the evaluation runs on the process's main thread. A kept
+runner ends with the process: at exit (atexit), or, when the process is killed with no time for
+that, by the parent-death signal every baseline runner asks for (runner.py), which fires when the
+thread that started it ends; hence the main thread only. On the GPU every evaluation starts its own: the baseline's
 inputs live in its checker's memory through CUDA IPC, and the checker ends with the evaluation.
 What a runner is kept under: the task, the judge's cache, the runner's program and the environment
 it was started with; a later evaluation that differs in any of them starts a runner of its own.
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import threading
 
 from . import baseline, isolation
 
@@ -27,7 +31,10 @@ _kept: dict[tuple, tuple[baseline.Runner, baseline.Workdir]] = {}
 
 
 def enabled(device: str) -> bool:
-    return device == "cpu" and isolation.is_root() and os.environ.get("EVALUATOR_KEEP_BASELINE", "1") != "0"
+    # the main thread only: a baseline runner dies with the thread that started it (runner.py,
+    # PR_SET_PDEATHSIG), and a worker thread may end while its process goes on
+    return (device == "cpu" and isolation.is_root() and threading.current_thread() is threading.main_thread()
+            and os.environ.get("EVALUATOR_KEEP_BASELINE", "1") != "0")
 
 
 def key(task: str, device: str, cache: str) -> tuple:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 NOBODY = 65534
 PR_SET_DUMPABLE = 4
+PR_SET_PDEATHSIG = 1
 # environment passed through to the runner: paths and device selection, never credentials
 ENV_PASSTHROUGH = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES",
                    "TORCH_CUDA_ARCH_LIST", "LANG", "LC_ALL", "TZ", "EVALUATOR_PID_NAMESPACE",
@@ -40,6 +41,18 @@ def make_undumpable() -> None:
         libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     except OSError:
         pass
+
+
+def die_with_parent(parent: int) -> bool:
+    """SIGKILL this process when the thread that started it ends (PR_SET_PDEATHSIG); True when set
+    and the parent is still `parent` (it may have ended before the call)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            return False
+    except OSError:
+        return False
+    return os.getppid() == parent
 
 
 # ---- runner side: called by the runner before it imports anything but the standard library ----

@@ -64,6 +64,9 @@ def main(argv=None) -> int:
         notes += isolation.drop_privileges(args.drop_to, args.drop_to, needed)
     elif not isolation.set_no_new_privs():
         notes.append("could not set no_new_privs")
+    parent = os.environ.pop("EVALUATOR_JUDGE_PID", "")
+    if args.baseline and parent.isdigit() and not isolation.die_with_parent(int(parent)):
+        return 1  # the judge has already gone: nothing to serve, and no one to end this process
     if args.baseline and not isolation.is_root():
         # same uid as the candidate's runner: close /proc/<pid>/mem and ptrace to it, like the judge
         isolation.make_undumpable()
