@@ -78,3 +78,22 @@ def test_a_longer_window_never_pays_for_itself():
                 before = w - batch.candidate_overhead(w, points)
                 after = w + d - batch.candidate_overhead(w + d, points)
                 assert after - before >= d * (1 - batch.MAX_OVERHEAD_SLOPE) - 1e-9, (points, w, d)
+
+
+def test_on_the_gpu_each_side_loses_its_own_overhead():
+    """timed.Phase.overheads with the GPU's batches (no GPU needed: it reads only the Timed)."""
+    import types
+
+    def side(name, window, over, n=5):
+        return [batch.Timed(name, window + 0.01 * i, window + 0.01 * i - over, 1.0, calls=10) for i in range(n)]
+
+    got = {"cand": side("cand", 10.6, 99.0),  # its claimed events are ignored
+           "eager": side("eager", 21.7, 1.72), "compile": side("compile", 12.1, 1.43)}
+    phase = timed.Phase(types.SimpleNamespace(device="cuda", quick=False), {}, {})
+    over = phase.overheads(got)
+    assert over["eager"] == pytest.approx(1.72) and over["compile"] == pytest.approx(1.43)
+    assert over["cand"] == pytest.approx(1.43)  # faster than torch.compile: its overhead, no lower
+    got["cand"] = side("cand", 16.9, 0.0)
+    assert over["eager"] > phase.overheads(got)["cand"] > over["compile"]
+    cpu = timed.Phase(types.SimpleNamespace(device="cpu", quick=False), {}, {}).overheads(got)
+    assert len(set(cpu.values())) == 1

@@ -29,6 +29,9 @@ def test_samples_are_written_and_reproduce_the_score(honest_ranked):
         assert row[side] and all(t["window_ms"] > 0 for t in row[side])
         assert len(row[side]) == report["shapes"][0]["batches"]
     assert report["speedup_vs_compile"] == pytest.approx(_score(row), rel=1e-9)
+    # on the CPU every side loses the one pooled overhead (the GPU takes each side's own and the
+    # candidate's by window length: batch.candidate_overhead)
+    assert row["overheads"] == {side: row["overhead_ms"] for side in timed.SIDES}
 
 
 def test_the_candidates_own_times_do_not_enter_the_score(honest_ranked):
