@@ -161,7 +161,6 @@ class Phase:
                                                     f"than torch.compile (above this task's {limit:g}x)"))
         return row
 
-
     def overheads(self, got: dict) -> dict:
         """The overhead (ms a batch) taken off each side's windows. GPU: each baseline side its own
         (its windows less its own events, median), the candidate the line through them at its
