@@ -64,6 +64,10 @@ def calibrate(names, *, device: str, time_limit_s: float = 600, progress=None, o
                                          ref["reason_codes"] + comp["reason_codes"])
                        if c in REJECT_CODES],
             "codes": {"reference": ref["reason_codes"], "compile": comp["reason_codes"]},
+            # what raised each flag, so that an unexpected one (extra_threads from torch.compile
+            # as the candidate, on the H200) can be told from the expected ones afterwards
+            "reasons": {"reference": [r[:300] for r in ref["reasons"]][:8],
+                        "compile": [r[:300] for r in comp["reasons"]][:8]},
         })
         if progress:
             progress(table(rows[-1:], device).splitlines()[-1])

@@ -36,6 +36,8 @@ def test_softmax_reads_one_on_the_cpu(monkeypatch, tmp_path):
     assert saved == [[row]]  # saved as soon as the task finished: a cut-short run keeps it
     assert any(line.startswith("softmax ") for line in said)  # and its row was printed then
     assert row["errors"] == []
+    for column in ("reference", "compile"):  # each flag's reason comes with it
+        assert len(row["reasons"][column]) == len(row["codes"][column]), row["reasons"]
     low, high = CPU_BOUNDS
     # a column that reads off gets another evaluation of its own, up to five in all. On this
     # 2-core box some evaluations run one side two to four times slower than the same code on the
