@@ -58,11 +58,11 @@ def take(kept_as: tuple, device: str):
 
 
 def give(kept_as: tuple, device: str, runner: baseline.Runner, work: baseline.Workdir) -> bool:
-    """Keep a runner that is alive and waiting for its next request (stopped), under the key it
-    was started or taken with; False: the caller closes it as before."""
+    """Keep a runner that is alive and waiting for its next request, under the key it was started
+    or taken with; False: the caller closes it as before. The judge hands it over stopped (after
+    compiling, and after every timed batch), and `take` continues it."""
     if not enabled(device) or runner.proc.poll() is not None:
         return False
-    runner.stop()
     old = _kept.pop(kept_as, None)
     if old:
         _close(*old)

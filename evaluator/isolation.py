@@ -34,25 +34,23 @@ def is_root() -> bool:
     return os.geteuid() == 0
 
 
+def _prctl(option: int, arg: int) -> bool:
+    """prctl(option, arg); False when it failed or libc could not be loaded."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0) == 0
+    except OSError:
+        return False
+
+
 def make_undumpable() -> None:
     """Close the judge's /proc/<pid>/{environ,mem,...} and ptrace to processes of its own uid."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    except OSError:
-        pass
+    _prctl(PR_SET_DUMPABLE, 0)
 
 
 def die_with_parent(parent: int) -> bool:
     """SIGKILL this process when the thread that started it ends (PR_SET_PDEATHSIG); True when set
     and the parent is still `parent` (it may have ended before the call)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-            return False
-    except OSError:
-        return False
-    return os.getppid() == parent
+    return _prctl(PR_SET_PDEATHSIG, signal.SIGKILL) and os.getppid() == parent
 
 
 # ---- runner side: called by the runner before it imports anything but the standard library ----
@@ -130,8 +128,7 @@ def enter_pid_namespace(child_fds=()) -> list[str]:
 
 
 def set_no_new_privs() -> bool:
-    libc = ctypes.CDLL(None, use_errno=True)
-    return libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+    return _prctl(PR_SET_NO_NEW_PRIVS, 1)
 
 
 def _traversable(path: str, uid: int, gid: int) -> bool:

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from evaluator import baseline_keep, isolation
+from evaluator import baseline_keep, isolation, runner_process
 from evaluator.judge import Evaluation
 
 pytestmark = pytest.mark.skipif(not isolation.is_root(), reason="runners are kept only when the judge is root")
@@ -36,6 +36,7 @@ def test_the_next_evaluation_gets_the_kept_runner(honest, empty_keep):
     pid = first.baseline.pid
     assert [r.pid for r, _ in baseline_keep._kept.values()] == [pid]
     assert first.base_work.path.is_dir()  # kept with its runner
+    assert runner_process.threads_stopped([pid])  # and stopped while it waits
     second = _ranked(honest)
     assert second.report["verdict"] == "verified", second.report["reasons"]
     assert second.baseline.pid == pid
