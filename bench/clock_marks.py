@@ -54,6 +54,9 @@ import statistics
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from evaluator import timed  # noqa: E402
+
 SEGMENTS = (("wake", None, "runner0"), ("calls", "runner0", "runner1"), ("describe", "runner1", "runner2"),
             ("sync", "runner2", "runner3"), ("arm", "described", "armed"), ("answer", None, "answered"),
             ("stop", "answered", "stopped"),
@@ -110,9 +113,17 @@ def table(found: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _by_round(shape: dict, side: str, read) -> list[float]:
+    """`read` of each batch of `side`, averaged per round where the samples say which round each
+    batch belongs to (two candidate batches a round on the GPU), else batch by batch."""
+    values = [read(b) for b in shape[side]]
+    rounds = (shape.get("rounds") or {}).get(side)
+    return timed.by_round(values, rounds) if rounds else values
+
+
 def _median_ratio(shape: dict, base, cand) -> float:
-    pairs = zip(shape["compile"], shape["cand"])
-    return statistics.median(base(k) / cand(c) for k, c in pairs)
+    pairs = zip(_by_round(shape, "compile", base), _by_round(shape, "cand", cand))
+    return statistics.median(k / c for k, c in pairs)
 
 
 def ratios(paths: list[Path]) -> list[dict]:

@@ -35,3 +35,34 @@ def test_stop_rule():
     assert not timed.stop_rounds(4, stable=True, over=False, min_rounds=5)
     assert timed.stop_rounds(timed.BUDGET_ROUNDS, stable=False, over=True, min_rounds=8)
     assert not timed.stop_rounds(timed.BUDGET_ROUNDS - 1, stable=False, over=True, min_rounds=8)
+
+
+def _process(side: str) -> str:
+    return "cand" if side == "cand" else "baseline"
+
+
+def test_on_the_gpu_no_batch_follows_one_of_its_own_process(monkeypatch):
+    monkeypatch.delenv("EVALUATOR_ROUND_ORDER", raising=False)
+    sequence = list(timed.SIDES)  # the warm-up batches, which end with torch.compile
+    for r in range(7):
+        order = timed.round_order(r, "cuda")
+        assert sorted(order) == ["cand", "cand", "compile", "eager"], order
+        sequence += order
+    pairs = list(zip(sequence[3:], sequence[2:]))
+    assert all(_process(a) != _process(b) for a, b in pairs), sequence
+    # each baseline side follows the candidate, and each takes both places in turn
+    assert [timed.round_order(r, "cuda")[1] for r in range(4)] == ["eager", "compile", "eager", "compile"]
+
+
+def test_the_cpu_and_the_operator_rotate(monkeypatch):
+    assert [timed.round_order(r, "cpu") for r in range(3)] == [
+        ["cand", "eager", "compile"], ["eager", "compile", "cand"], ["compile", "cand", "eager"]]
+    monkeypatch.setenv("EVALUATOR_ROUND_ORDER", "rotate")
+    assert timed.round_order(1, "cuda") == ["eager", "compile", "cand"]
+
+
+def test_a_round_ratio_pairs_the_means_of_each_round():
+    cand = timed.by_round([1.0, 3.0, 2.0, 2.0, 4.0, 4.0], [0, 0, 1, 1, 2, 2])
+    assert cand == [2.0, 2.0, 4.0]
+    base = timed.by_round([4.0, 6.0, 8.0], [0, 1, 2])
+    assert timed.round_ratio(base, cand) == 2.0  # ratios 2, 3, 2
