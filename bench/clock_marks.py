@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -209,6 +210,10 @@ def ratio_table(found: list[dict]) -> str:
         if len(group) > 1:
             spread = " ".join(f"{max(g[c] for g in group) / min(g[c] for g in group):9.4f}" for c in RATIO_COLUMNS)
             lines.append(f"{'max/min ' + key:44.44s} {spread}")
+            # how far each reading is from the runners' own events, evaluation by evaluation
+            errs = {c: [g[c] / g["device"] - 1 for g in group] for c in RATIO_COLUMNS}
+            rms = " ".join(f"{100 * math.sqrt(sum(e * e for e in errs[c]) / len(group)):8.2f}%" for c in RATIO_COLUMNS)
+            lines.append(f"{'rms off device ' + key:44.44s} {rms}")
     return "\n".join(lines)
 
 

@@ -12,7 +12,7 @@ import secrets
 import shutil
 import time
 
-from . import (affinity, baseline_keep, batch, calls, channel, checks, correctness, report, sanitize, scan, startup,
+from . import (affinity, baseline_compile, baseline_keep, batch, calls, channel, checks, correctness, report, sanitize, scan, startup,
                timed, upload, verdict, workdir)
 from .checks import Failure
 
@@ -37,6 +37,7 @@ class Evaluation:
         self.baseline_idle = False  # the baseline runner waits for a request (baseline_keep)
         self.tmp_cache = self.profiled = self.pinned_cores = None
         self.sanitizer = None  # sanitize.Early: the tools running beside the correctness phase
+        self.compiling = None  # baseline_compile.Overlap: the compile running beside it
         self.checkers = {}
         self.first_call_limit_s, self.call_limit_s = calls.FIRST_CALL_LIMIT_S, calls.CALL_LIMIT_S
         self._call_limit = calls.FIRST_CALL_LIMIT_S
@@ -74,6 +75,8 @@ class Evaluation:
         startup.prepare(self)
         startup.start(self)
         correctness.run(self)
+        if self.compiling:
+            self.report["phases"]["compile_wait_s"] = round(self.compiling.join(), 3)
         if self.mode == "ranked":
             self._timing()
         verdict.stats(self)
@@ -90,7 +93,7 @@ class Evaluation:
         b = self.baseline
         sides = {"cand": batch.Side("cand", runner=self.runner, send=self.send, expect=self.expect,
                                     checker=self.checkers["cand"], work=self.work)}
-        for fn in startup.BASELINES:
+        for fn in baseline_compile.BASELINES:
             sides[fn] = batch.Side(fn, runner=b, send=b.send, expect=b.expect, checker=self.checkers["base"],
                                    work=self.base_work, fn=fn)
         pinned = self._pin() if affinity.wanted(self.device) else None
@@ -179,6 +182,8 @@ class Evaluation:
     def _close(self):
         """Every process ends and every directory goes, whatever happened; the runner's output
         goes into the report."""
+        if self.compiling:
+            self.compiling.cancel()
         kept = self.baseline is not None and self.baseline_idle and baseline_keep.give(
             self.baseline_key, self.device, self.baseline, self.base_work)
         for proc in (self.runner, None if kept else self.baseline, *self.checkers.values(), self.sanitizer):

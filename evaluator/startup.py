@@ -14,13 +14,12 @@ import time
 
 import torch
 
-from . import baseline, baseline_keep, batch, calls, compile_seed, isolation, sanitize, timing, workdir
+from . import baseline_compile, batch, calls, compile_seed, isolation, sanitize, timing, workdir
 from .checks import Failure
 from .runner_process import Runner
-from .shapes import bench_shapes, fmt, shape_size
+from .shapes import bench_shapes, shape_size
 
 SMALL_SHAPES_CPU = 3  # on CPU only this many of the smallest test shapes are called twice / re-checked
-BASELINES = ("eager", "compile")
 
 
 def judge_cache_dir() -> str | None:
@@ -109,7 +108,12 @@ def start(ev) -> None:
     if ev.mode == "ranked" and ev.device == "cuda":
         start_checkers(ev)
     if ev.mode == "ranked":
-        compile_baselines(ev)
+        if baseline_compile.overlaps(ev):
+            # the judge's cache holds this task's picks: the compile runs beside the correctness
+            # phase, and the picks are copied for the submission now (baseline_compile.py)
+            ev.compiling = baseline_compile.Overlap(ev)
+        else:
+            baseline_compile.run(ev)
         # after the baseline compiled, before the submission loads: a torch.compile inside
         # the submission then picks the kernels the baseline runs (evaluator/compile_seed.py)
         try:
@@ -158,32 +162,3 @@ def start_checkers(ev) -> None:
                                                log_dir=str(ev.work.path))
     ev.checkers["base"] = batch.CheckerProcess(ev.task_name, uid=os.getuid(), cache=ev.cache,
                                                log_dir=str(ev.work.path))
-
-
-def compile_baselines(ev) -> None:
-    """Start the trusted baseline runner (its source is generated from the task name alone; the
-    submission never reaches it), compile torch.compile on every benchmark shape in it, check
-    one output of each against the gold answer, and leave it stopped until it is timed."""
-    t = time.monotonic()
-    ev.baseline_key = baseline_keep.key(ev.task_name, ev.device, ev.cache)
-    kept = baseline_keep.take(ev.baseline_key, ev.device)
-    if kept:
-        b, ev.base_work = kept
-        ev.baseline = b
-    else:
-        ev.base_work = baseline.Workdir(ev.task_name)
-        ev.baseline = b = baseline.Runner(ev.base_work, task=ev.task_name, device=ev.device, cache=ev.cache)
-        b.expect("hello", ev.deadline)
-        b.send({"op": "load"})
-        b.expect("ready", ev.deadline)
-    for i, shape in enumerate(ev.bench_shapes):
-        for fn in BASELINES:
-            link = calls.Link(b.send, b.expect, ev.base_work, fn=fn)
-            try:
-                ev.caller.call(link, shape, ev.derive(ev.master, "warm", i, fn),
-                               f"{fn} baseline on {fmt(shape)}", first=True)
-            except Failure as f:
-                raise b.error(f"{fn} on {fmt(shape)}: {f.problems[0][1]}") from None
-    b.stop()
-    ev.baseline_idle = True  # between two requests: it may be kept for the next evaluation
-    ev.report["phases"]["compile_s"] = time.monotonic() - t
