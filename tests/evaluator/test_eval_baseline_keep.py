@@ -30,7 +30,7 @@ def empty_keep():
     baseline_keep.close_all()
 
 
-def test_the_next_evaluation_gets_the_kept_runner(honest, empty_keep):
+def test_the_next_evaluation_gets_the_kept_runner_or_a_new_one(honest, empty_keep, monkeypatch):
     first = _ranked(honest)
     assert first.report["verdict"] == "verified", first.report["reasons"]
     pid = first.baseline.pid
@@ -47,15 +47,21 @@ def test_the_next_evaluation_gets_the_kept_runner(honest, empty_keep):
     # the last evaluation's input files do not pile up in the kept work directory
     assert not list(second.base_work.path.glob("inputs-*.bin"))
 
+    # a runner that died while kept is replaced, and its directory goes with it
+    os.kill(pid, signal.SIGKILL)
+    second.baseline.proc.wait(timeout=10)
+    third = _ranked(honest)
+    assert third.report["verdict"] == "verified", third.report["reasons"]
+    assert third.baseline.pid != pid
+    assert not first.base_work.path.exists()
 
-def test_a_runner_that_died_while_kept_is_replaced(honest, empty_keep):
-    first = _ranked(honest)
-    os.kill(first.baseline.pid, signal.SIGKILL)
-    first.baseline.proc.wait(timeout=10)
-    second = _ranked(honest)
-    assert second.report["verdict"] == "verified", second.report["reasons"]
-    assert second.baseline.pid != first.baseline.pid
-    assert not first.base_work.path.exists()  # the dead one's directory went with it
+    # passed on to runners (a GPU-only knob, inert here): the kept one was started without it,
+    # so another environment gets a runner of its own
+    monkeypatch.setenv("EVALUATOR_GPU_WARM_MS", "7")
+    fourth = _ranked(honest)
+    assert fourth.report["verdict"] == "verified", fourth.report["reasons"]
+    assert fourth.baseline.pid != third.baseline.pid
+    assert len(baseline_keep._kept) == 2
 
 
 def test_the_operator_can_turn_it_off(honest, empty_keep, monkeypatch):
@@ -66,15 +72,6 @@ def test_the_operator_can_turn_it_off(honest, empty_keep, monkeypatch):
     assert ev.baseline.proc.poll() is not None and not ev.base_work.path.exists()
 
 
-def test_another_environment_gets_a_runner_of_its_own(honest, empty_keep, monkeypatch):
-    first = _ranked(honest)
-    # passed on to runners (a GPU-only knob, inert here): the kept one was started without it
-    monkeypatch.setenv("EVALUATOR_GPU_WARM_MS", "7")
-    second = _ranked(honest)
-    assert second.baseline.pid != first.baseline.pid
-    assert len(baseline_keep._kept) == 2
-
-
 @pytest.mark.parametrize("how", ["exit", "SIGKILL"])
 def test_kept_runners_end_with_the_process(tmp_path, how):
     # killed with no time for atexit (a pool's worker ended by its owner), the kept runner still
@@ -82,14 +79,16 @@ def test_kept_runners_end_with_the_process(tmp_path, how):
     end = "os.kill(os.getpid(), signal.SIGKILL)" if how == "SIGKILL" else "sys.exit(0)"
     script = tmp_path / "keep.py"
     script.write_text(textwrap.dedent(f"""
-        import os, signal, sys
+        import os, signal, sys, tempfile, time
         sys.path.insert(0, {str(isolation.PACKAGE_ROOT)!r})
-        from evaluator.api import evaluate_source
-        from evaluator import baseline_keep
-        source = open({str(isolation.PACKAGE_ROOT + "/examples/softmax.py")!r}).read()
-        report = evaluate_source(source, task="softmax", device="cpu", mode="ranked")
-        assert report["verdict"] == "verified", report["reasons"]
-        [(runner, work)] = baseline_keep._kept.values()
+        from evaluator import baseline, baseline_keep
+        # what a ranked evaluation leaves when it ends: its runner, stopped between two requests
+        cache = tempfile.mkdtemp()
+        work = baseline.Workdir("softmax")
+        runner = baseline.Runner(work, task="softmax", device="cpu", cache=cache)
+        runner.expect("hello", time.monotonic() + 120)
+        runner.stop()
+        assert baseline_keep.give(baseline_keep.key("softmax", "cpu", cache), "cpu", runner, work)
         print(runner.pid, work.path, flush=True)
         {end}
     """))
