@@ -6,8 +6,8 @@ call, and a submission loading the GPU then could make the baselines pick slower
 runs alone, before the submission is imported. Once this task's baselines have compiled into the
 judge's cache (a marker per task, device, GPU and torch / Triton version), inductor loads its
 picks instead of benchmarking: on the GPU the phase then runs in a thread of the judge beside the
-correctness phase (`Overlap`), which it used to precede by 15-17 s on an H200. Nothing of either
-phase is timed, and the timing waits for both. EVALUATOR_OVERLAP_COMPILE=1 overlaps on any device
+correctness phase (`Overlap`) instead of before it, which takes 13-17 s of compile off a warm
+evaluation on an H200. Nothing of either phase is timed, and the timing waits for both. EVALUATOR_OVERLAP_COMPILE=1 overlaps on any device
 (the tests' way to run this path on the CPU), =0 never.
 """
 from __future__ import annotations

@@ -12,8 +12,8 @@ import secrets
 import shutil
 import time
 
-from . import (affinity, baseline_compile, baseline_keep, batch, calls, channel, checks, correctness, report, sanitize, scan, startup,
-               timed, upload, verdict, workdir)
+from . import (affinity, baseline_compile, baseline_keep, batch, calls, channel, checks, correctness, report,
+               sanitize, scan, startup, timed, upload, verdict, workdir)
 from .checks import Failure
 
 

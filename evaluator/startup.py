@@ -114,15 +114,17 @@ def start(ev) -> None:
             ev.compiling = baseline_compile.Overlap(ev)
         else:
             baseline_compile.run(ev)
-        # after the baseline compiled, before the submission loads: a torch.compile inside
-        # the submission then picks the kernels the baseline runs (evaluator/compile_seed.py)
+        # before the submission loads, from picks the judge's cache holds (made just now, or by
+        # an earlier evaluation when the compile runs beside): a torch.compile inside the
+        # submission then picks the kernels the baseline runs (evaluator/compile_seed.py)
         try:
             ev.report["compile_cache"] = compile_seed.seed(ev.work, ev.cache) \
                 if compile_seed.enabled() else "off (EVALUATOR_COMPILE_SEED=0)"
         except OSError as e:
             ev.report["compile_cache"] = f"not copied: {e}"[:200]
-        # after the baselines compiled (the submission must not load the GPU while inductor
-        # benchmarks their kernels), beside the correctness phase; joined before the timing
+        # once inductor has nothing left to benchmark (the submission must not load the GPU
+        # while it picks the baselines' kernels), beside the correctness phase; joined before
+        # the timing
         ev.sanitizer = sanitize.Early.begin(ev)
     t = time.monotonic()
     try:

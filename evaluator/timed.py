@@ -1,7 +1,7 @@
 """The timing phase of a ranked evaluation: per benchmark shape, rounds of batches of each side
 (candidate, eager, torch.compile; `round_order` says in which order), until the medians are stable
-or the budget is spent. batch.py says what one batch is and
-why its time can be trusted; this module turns batches into the report's per-shape rows and flags.
+or the budget is spent. batch.py says what one batch is and why its time can be trusted; this
+module turns batches into the report's per-shape rows and flags.
 """
 from __future__ import annotations
 
@@ -190,9 +190,9 @@ class Phase:
 def round_order(r: int, device: str) -> list[str]:
     """The batches of round r, in order. GPU: the candidate's runner and the baseline runner take
     turns batch by batch (candidate, one baseline, candidate, the other; the baselines swap each
-    round), so no batch ever follows one of its own process. On an H200 a baseline batch that
-    followed the baseline runner's previous one had about 0.05 ms less overhead than one that
-    followed the candidate, a bias the candidate, always following the other process, never had
+    round), so no batch ever follows one of its own process. On an H200 a baseline batch right
+    after the baseline runner's previous one carries about 0.05 ms less overhead than one after
+    the candidate's, a discount the candidate, always after the other process, never gets
     (docs/bench/judge-clock.md). CPU: one batch per side, the order rotated each round so that no
     side always follows another; the candidate's batches there are the long ones (the Triton
     interpreter), and overhead is a pooled median (Phase.overheads). EVALUATOR_ROUND_ORDER=rotate
@@ -214,7 +214,7 @@ def by_round(values: list[float], rounds: list[int]) -> list[float]:
 
 def round_ratio(base: list[float], cand: list[float]) -> float | None:
     """The speedup: the median over rounds of the baseline's time per call over the candidate's in
-    the same round. The three batches of a round run within a second or two of each other, so a
+    the same round. The batches of a round run within a second or two of each other, so a
     machine that drifts between speeds over seconds (the shared CPU does) moves both alike."""
     ratios = [b / c for b, c in zip(base, cand) if c > 0]
     return timing.median(ratios) if ratios else None
