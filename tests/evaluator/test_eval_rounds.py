@@ -66,3 +66,29 @@ def test_a_round_ratio_pairs_the_means_of_each_round():
     assert cand == [2.0, 2.0, 4.0]
     base = timed.by_round([4.0, 6.0, 8.0], [0, 1, 2])
     assert timed.round_ratio(base, cand) == 2.0  # ratios 2, 3, 2
+
+
+def test_a_whole_timing_phase_in_the_gpu_order(evaluate, honest, tmp_path, monkeypatch):
+    # the GPU's order on the CPU: two candidate batches a round, each baseline batch scored
+    # against the mean of the candidate's two in its round
+    gpu_order = timed.round_order
+    monkeypatch.setattr(timed, "round_order", lambda r, device: gpu_order(r, "cuda"))
+    monkeypatch.delenv("EVALUATOR_ROUND_ORDER", raising=False)
+    monkeypatch.setitem(timed.REPS, "quick", (1, 3, 3, 1.0, 1e9))
+    monkeypatch.setenv("EVALUATOR_SAMPLES_DIR", str(tmp_path / "samples"))
+    report = evaluate(honest, mode="ranked")
+    assert report["verdict"] == "verified", report["reasons"]
+    [path] = (tmp_path / "samples").glob("softmax-*.json")
+    [row] = json.loads(path.read_text())["shapes"]
+    assert {side: len(row[side]) for side in timed.SIDES} == {"cand": 6, "eager": 3, "compile": 3}
+    assert row["rounds"] == {"cand": [0, 0, 1, 1, 2, 2], "eager": [0, 1, 2], "compile": [0, 1, 2]}
+    shape = report["shapes"][0]
+    assert shape["batches"] == 6
+
+    def per_call(side):
+        return [(b["window_ms"] - row["overheads"][side]) / row["calls"][side] for b in row[side]]
+
+    for base, key in (("compile", "speedup_vs_compile"), ("eager", "speedup_vs_eager")):
+        expected = timed.round_ratio(timed.by_round(per_call(base), row["rounds"][base]),
+                                     timed.by_round(per_call("cand"), row["rounds"]["cand"]))
+        assert shape[key] == pytest.approx(expected, rel=1e-9)
