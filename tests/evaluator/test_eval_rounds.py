@@ -2,10 +2,11 @@
 the budget's sake never fewer than min(min_rounds, BUDGET_ROUNDS) (a slow candidate must not run
 past its time limit; 3 rounds still give each side three batches)."""
 import json
+import types
 
 import pytest
 
-from evaluator import timed
+from evaluator import batch, timed
 
 
 def _batches(evaluate, honest, tmp_path, monkeypatch, reps) -> dict:
@@ -85,8 +86,9 @@ def test_a_whole_timing_phase_in_the_gpu_order(evaluate, honest, tmp_path, monke
     shape = report["shapes"][0]
     assert shape["batches"] == 6
 
-    def per_call(side):
-        return [(b["window_ms"] - row["overheads"][side]) / row["calls"][side] for b in row[side]]
+    def per_call(side):  # as the judge reads each batch (batch.per_call)
+        batches = [types.SimpleNamespace(**b) for b in row[side]]
+        return batch.per_call(batches, row["overheads"][side], row["calls"][side])
 
     for base, key in (("compile", "speedup_vs_compile"), ("eager", "speedup_vs_eager")):
         expected = timed.round_ratio(timed.by_round(per_call(base), row["rounds"][base]),
