@@ -76,9 +76,10 @@ def _marker(ev) -> str:
 
 
 def _mark_warm(ev) -> None:
+    path = _marker(ev)
     try:
-        os.makedirs(os.path.dirname(_marker(ev)), mode=0o700, exist_ok=True)
-        with open(_marker(ev), "w"):
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        with open(path, "w"):
             pass
     except OSError:
         pass  # the next evaluation compiles alone again: slower, never wrong

@@ -13,8 +13,9 @@ one's baselines), the evaluation ended with the runner between two requests, and
 EVALUATOR_KEEP_BASELINE is not 0, and the evaluation runs on the process's main thread. A kept
 runner ends with the process: at exit (atexit), or, when the process is killed with no time for
 that, by the parent-death signal every baseline runner asks for (runner.py), which fires when the
-thread that started it ends; hence the main thread only. On the GPU every evaluation starts its own: the baseline's
-inputs live in its checker's memory through CUDA IPC, and the checker ends with the evaluation.
+thread that started it ends; hence the main thread only. On the GPU every evaluation starts its
+own: the baseline's inputs live in its checker's memory through CUDA IPC, and the checker ends
+with the evaluation.
 What a runner is kept under: the task, the judge's cache, the runner's program and the environment
 it was started with; a later evaluation that differs in any of them starts a runner of its own.
 """

@@ -144,14 +144,13 @@ class Phase:
         overhead = overheads["cand"]
         times = {side: batch.per_call(got[side], overheads[side], calls[side]) for side in SIDES}
         c, e, k = (timing.median(times[s]) for s in SIDES)
+        per_round = {side: by_round(times[side], rounds[side]) for side in SIDES}
         floor = ev.task.floor_ms(shape, bandwidth_bytes_s=ev.ceilings["bandwidth_bytes_s"],
                                  peak_flop_s=ev.ceilings["peak_flop_s"])
         row = {"shape": dict(shape), "candidate_ms": c, "eager_ms": e, "compile_ms": k,
                "wall_ms": timing.median([t.window_ms for t in got["cand"]]) / calls["cand"], "floor_ms": floor,
-               "speedup_vs_compile": round_ratio(by_round(times["compile"], rounds["compile"]),
-                                                 by_round(times["cand"], rounds["cand"])),
-               "speedup_vs_eager": round_ratio(by_round(times["eager"], rounds["eager"]),
-                                               by_round(times["cand"], rounds["cand"])),
+               "speedup_vs_compile": round_ratio(per_round["compile"], per_round["cand"]),
+               "speedup_vs_eager": round_ratio(per_round["eager"], per_round["cand"]),
                "calls_per_batch": calls["cand"], "batches": len(got["cand"]), "overhead_ms": overhead}
         for side, name in zip(SIDES, ("candidate", "eager", "compile")):
             row[f"{name}_p10_ms"] = timing.quantile(times[side], 0.1)
