@@ -9,6 +9,9 @@ Steps (all by default, in this order):
             compute-sanitizer, as the site runs it), then the example with each section-D attack of
             tests/exploits/section_d appended, then the example again (BENCH_HONEST_AGAIN=0: not);
             every attack run with the source scan off, so that only run-time evidence decides
+  warm      (only when named) each task's baselines compiled into the judge's cache with no
+            submission, as a worker does before its first GPU evaluation of a task
+            (evaluator/warm.py, sandbox/warm.py); named before `wall`, no evaluation of it is cold
   wall      each task's example ranked once with compute-sanitizer, as the site runs it: the
             wall time and its phases (BENCH_WALL_TASKS, default every task)
   repeat    ranked evaluations of examples/softmax.py (BENCH_REPEAT, default five)
@@ -132,6 +135,16 @@ def _attacks(out):
             if r["speedup_vs_compile"] and base:
                 gain = r["speedup_vs_compile"] / max(base) - 1
                 print(f"  {r['label']:40s} gain over the better honest twin {gain:+.2%} ({r['verdict']})", flush=True)
+
+
+def step_warm(out):
+    from evaluator.warm import warm
+
+    for task in os.environ.get("BENCH_WALL_TASKS", " ".join(TASKS)).split():
+        row = warm(task, "cuda")
+        with open(out / "reports.jsonl", "a") as f:
+            f.write(json.dumps({"label": f"warm {task}", **row}) + "\n")
+        print(f"warm {task:36s} {row['state']} in {row['seconds']:.1f}s", flush=True)
 
 
 def step_wall(out):

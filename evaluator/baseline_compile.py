@@ -85,12 +85,17 @@ def _mark_warm(ev) -> None:
         pass  # the next evaluation compiles alone again: slower, never wrong
 
 
+def is_warm(ev) -> bool:
+    """Whether this task's baselines compiled into the judge's cache before (the marker)."""
+    return os.path.exists(_marker(ev))
+
+
 def overlaps(ev) -> bool:
     """Whether this evaluation's compile phase runs beside its correctness phase."""
     wanted = os.environ.get("EVALUATOR_OVERLAP_COMPILE", "")
     if wanted in ("0", "1"):
         return wanted == "1"
-    return ev.device == "cuda" and os.path.exists(_marker(ev))
+    return ev.device == "cuda" and is_warm(ev)
 
 
 class Overlap:

@@ -1,6 +1,8 @@
-"""`python -m evaluator run FILE --task NAME ...` and `python -m evaluator calibrate ...`.
+"""`python -m evaluator run FILE --task NAME ...`, `python -m evaluator calibrate ...` and
+`python -m evaluator warm [--task NAME ...]`.
 
-Exit status: 0 whenever an evaluation completed, whatever its verdict; 2 on usage errors.
+Exit status: 0 whenever an evaluation completed, whatever its verdict (`warm`: every task warmed);
+1 when a task's baselines failed to compile (`warm`); 2 on usage errors.
 """
 from __future__ import annotations
 
@@ -41,6 +43,10 @@ def main(argv=None) -> int:
     cal.add_argument("--device", choices=("cpu", "cuda"))
     cal.add_argument("--task", action="append", help="only this task (repeatable)")
     cal.add_argument("--json", metavar="OUT")
+    warm = sub.add_parser("warm", help="compile the tasks' baselines into the judge's cache (warm.py)")
+    warm.add_argument("--device", choices=("cpu", "cuda"))
+    warm.add_argument("--task", action="append", help="only this task (repeatable; default: all)")
+    warm.add_argument("--json", metavar="OUT", help="write the results here as a JSON list")
     sub.add_parser("tasks", help="list the tasks")
     args = p.parse_args(argv)
     try:
@@ -48,6 +54,8 @@ def main(argv=None) -> int:
             return _run(args)
         if args.command == "calibrate":
             return _calibrate(args)
+        if args.command == "warm":
+            return _warm(args)
         return _tasks()
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -87,6 +95,29 @@ def _run(args) -> int:
         if args.json:
             write_atomic(args.json, json.dumps(result, indent=1))
     return 0
+
+
+def _warm(args) -> int:
+    from .tasks import TASKS
+    from .warm import warm
+
+    for name in args.task or ():
+        _task(name)
+    device = _device(args.device)
+    results, failed = [], False
+    for name in args.task or sorted(TASKS):
+        try:
+            results.append(warm(name, device))
+        except Exception as e:  # noqa: BLE001 - one task's failure is reported; the others still warm
+            failed = True
+            results.append({"task": name, "device": device, "state": "failed",
+                            "error": f"{type(e).__name__}: {e}"[:2000]})
+        r = results[-1]
+        print(f"{name}: {r['state']}" + (f" in {r['seconds']:.1f} s" if r.get("seconds") else "")
+              + (f": {r['error']}" if r.get("error") else ""), file=sys.stderr, flush=True)
+    if args.json:
+        write_atomic(args.json, json.dumps(results, indent=1))
+    return 1 if failed else 0
 
 
 def write_atomic(path: str, text: str | bytes) -> None:

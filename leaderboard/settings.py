@@ -173,6 +173,8 @@ WORKER_GPU_INDEX = envint("WORKER_GPU_INDEX", 0)
 EVAL_QUEUE = envstr("EVAL_QUEUE", f"eval-{WORKER_DEVICE}")
 SANDBOX_BACKEND = envstr("SANDBOX_BACKEND", "")  # docker | bwrap | "" = pick
 SANDBOX_TIME_LIMIT_S = envint("SANDBOX_TIME_LIMIT_S", 300)
+# a GPU worker's warm-up of one task's baselines (sandbox/warm.py), once per task and process
+SANDBOX_WARM_LIMIT_S = envint("SANDBOX_WARM_LIMIT_S", 180)
 SUBMISSION_MAX_BYTES = 256 * 1024
 UPLOAD_RATE_LIMIT_PER_HOUR = envint("UPLOAD_RATE_LIMIT_PER_HOUR", 30)
 # evaluations one user may have queued or running at a time; the worker takes users in turn
@@ -199,7 +201,7 @@ EVAL_LOST_MESSAGE_AFTER_S = envint("EVAL_LOST_MESSAGE_AFTER_S", 120)  # queued a
 EVAL_REAPER_INTERVAL_S = envint("EVAL_REAPER_INTERVAL_S", 30)  # how often the beat runs the repair job
 # The Celery task's limits. The sandbox enforces SANDBOX_TIME_LIMIT_S itself; these catch a sandbox
 # that hangs (soft: the task gives up and retries; hard: the worker process is killed).
-EVAL_SOFT_LIMIT_S = SANDBOX_TIME_LIMIT_S + EVAL_OVERHEAD_S
+EVAL_SOFT_LIMIT_S = SANDBOX_TIME_LIMIT_S + EVAL_OVERHEAD_S + (SANDBOX_WARM_LIMIT_S if WORKER_DEVICE == "cuda" else 0)
 EVAL_HARD_LIMIT_S = int(EVAL_SOFT_LIMIT_S * 1.2)
 # The GPU model of this site's workers ("NVIDIA H200"): submissions get device type "cuda:<name>",
 # one leaderboard per device type.

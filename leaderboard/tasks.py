@@ -55,17 +55,25 @@ class _Heartbeat:
         return False
 
 
-def sandbox_evaluate(*, source: bytes, task: str, mode: str, device: str):
-    """Exactly what a worker runs for one submission (also `manage.py evaluate`)."""
+def sandbox_limits(device: str, time_limit_s: float):
     import dataclasses
 
     import sandbox
 
-    limits = dataclasses.replace(
-        sandbox.Limits.from_env(),
-        time_limit_s=float(settings.SANDBOX_TIME_LIMIT_S),
-        gpu_index=settings.WORKER_GPU_INDEX if device == "cuda" else None,
-    )
+    return dataclasses.replace(sandbox.Limits.from_env(), time_limit_s=float(time_limit_s),
+                               gpu_index=settings.WORKER_GPU_INDEX if device == "cuda" else None)
+
+
+def sandbox_evaluate(*, source: bytes, task: str, mode: str, device: str):
+    """Exactly what a worker runs for one submission (also `manage.py evaluate`). A ranked GPU
+    evaluation first has the task's baselines in the judge's cache (sandbox/warm.py: once per
+    task and process), so that none is timed after a cold compile."""
+    import sandbox
+
+    if mode == "ranked":
+        sandbox.warm_before(task, device=device, backend=settings.SANDBOX_BACKEND or None,
+                    limits=sandbox_limits(device, settings.SANDBOX_WARM_LIMIT_S))
+    limits = sandbox_limits(device, settings.SANDBOX_TIME_LIMIT_S)
     return sandbox.evaluate(
         source=source, task=task, mode=mode, device=device, backend=settings.SANDBOX_BACKEND or None,
         limits=limits,

@@ -2,6 +2,7 @@
 throwaway box (a Docker container, or bubblewrap where no engine runs) and returns the report.
 
     sandbox.evaluate(source=..., task="softmax", mode="ranked", device="cpu") -> SandboxResult
+    sandbox.warm_tasks(["softmax"], device="cuda")  # the judge's cache warmed (warm.py)
 
 Infrastructure failures raise SandboxError (retry later); whatever the submission does (timeout,
 out of memory, crash, forged output) comes back as a `rejected` report. See docs/sandbox.md.
@@ -17,8 +18,10 @@ from . import box as _box
 from . import bwrap_backend, docker_backend, gpu, image, result
 from .errors import SandboxError
 from .limits import Limits
+from .warm import warm_before, warm_tasks
 
-__all__ = ["evaluate", "SandboxResult", "SandboxError", "Limits", "choose_backend", "BACKENDS"]
+__all__ = ["evaluate", "warm_tasks", "warm_before", "SandboxResult", "SandboxError", "Limits", "choose_backend",
+           "BACKENDS"]
 
 BACKENDS = {"docker": docker_backend, "bwrap": bwrap_backend}
 MAX_UPLOAD_BYTES = 1024 * 1024  # the evaluator itself rejects above 256 KiB; this just bounds disk

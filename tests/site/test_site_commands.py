@@ -120,3 +120,28 @@ def test_the_published_cpu_floor_is_the_one_the_judge_checks_against():
             judge = spec.floor_ms(entry["shape"], bandwidth_bytes_s=timing.CPU_BANDWIDTH,
                                   peak_flop_s=timing.CPU_PEAK_FLOPS)
             assert entry["floor_ms"] == pytest.approx(judge)
+
+
+@pytest.mark.slow
+def test_warm_judge_cache_compiles_each_task_once_into_the_workers_cache(tmp_path, capsys, require_sandbox,
+                                                                        monkeypatch):
+    monkeypatch.setenv("EVALUATOR_QUICK", "1")
+    cache = tmp_path / "judge-cache"
+    monkeypatch.setenv("SANDBOX_JUDGE_CACHE", str(cache))
+    call_command("warm_judge_cache", "--task", "softmax", "--device", "cpu")
+    assert re.search(r"^softmax: compiled in [0-9.]+ s$", capsys.readouterr().out, re.M)
+    # the box's judge compiled into the host directory the evaluations' boxes bind, root only
+    (marker,) = (cache / "compiled").iterdir()
+    assert marker.name.startswith("softmax-cpu-")
+    assert cache.stat().st_mode & 0o777 == 0o700
+    assert any((cache / "inductor").iterdir())
+    call_command("warm_judge_cache", "--task", "softmax", "--device", "cpu")
+    assert re.search(r"^softmax: already warm", capsys.readouterr().out, re.M)
+
+
+def test_warm_judge_cache_refuses_what_it_cannot_do(monkeypatch):
+    monkeypatch.setenv("SANDBOX_JUDGE_CACHE", "")
+    with pytest.raises(CommandError, match="SANDBOX_JUDGE_CACHE is not set"):
+        call_command("warm_judge_cache", "--device", "cpu")
+    with pytest.raises(CommandError, match="unknown task 'nope'"):
+        call_command("warm_judge_cache", "--task", "nope")

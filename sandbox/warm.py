@@ -1,0 +1,90 @@
+"""Warming the judge's cache (`SANDBOX_JUDGE_CACHE`) inside a box: `python -m evaluator warm`
+compiles a task's baselines into it with no submission anywhere (evaluator/warm.py), so that no
+ranked evaluation of that task compiles them cold. The box is the evaluations' own (image, binds,
+GPU, limits), so the cache it fills is the one their judges read, keyed by the same GPU and
+versions.
+
+`warm_before(task, device, ...)` is what a worker calls before each GPU evaluation: the first
+evaluation of a task in a worker's process warms it, the others do nothing. A warm-up that fails
+is logged and forgotten: that evaluation compiles alone, as with a cold cache (slower, never wrong).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+
+from . import box as _box
+from .errors import SandboxError
+from .limits import Limits
+
+log = logging.getLogger(__name__)
+
+_warmed: set[tuple[str, str, str]] = set()  # (task, device, cache) warmed by this process
+_lock = threading.Lock()
+
+
+def cache_dir() -> str:
+    return os.environ.get("SANDBOX_JUDGE_CACHE", "").strip()
+
+
+def warm_tasks(tasks: list[str], *, device: str, backend: str | None = None, limits: Limits | None = None) -> list[dict]:
+    """Run `python -m evaluator warm` for `tasks` in one box; its results, one dict per task
+    (evaluator/warm.py: "state" is "compiled", "already warm", "no judge cache" or "failed")."""
+    from . import TASK_NAME, choose_backend, make_box
+
+    if not cache_dir():
+        return [{"task": t, "device": device, "state": "no judge cache", "seconds": 0.0} for t in tasks]
+    if not tasks or not all(TASK_NAME.match(t) for t in tasks) or device not in ("cpu", "cuda"):
+        raise ValueError(f"bad warm-up request: tasks={tasks!r} device={device!r}")
+    limits = limits or Limits.from_env()
+    chosen = choose_backend(backend)
+
+    def argv_for(python: str) -> list[str]:
+        argv = [python, "-m", "evaluator", "warm", "--device", device, "--json", _box.REPORT_FILE]
+        for t in tasks:
+            argv += ["--task", t]
+        return argv
+
+    if device == "cuda":
+        from . import gpu
+
+        index = limits.gpu_index if limits.gpu_index is not None else 0
+        gpu.check_in_service(index)
+        gpu.ensure_idle(index, "before")
+    box = make_box(chosen, argv_for=argv_for, source=b"", device=device, limits=limits)
+    try:
+        outcome = chosen.run(box)
+        try:
+            with open(box.out_dir / "report.json") as f:
+                results = json.load(f)
+        except (OSError, ValueError):
+            results = None
+    finally:
+        _box.remove_workdir(box.workdir)
+    if not isinstance(results, list) or len(results) != len(tasks):
+        why = "it ran out of time" if outcome.timed_out else f"exit status {outcome.exit_code}"
+        raise SandboxError(f"the warm-up box wrote no results ({why}): {outcome.logs[-2000:]}")
+    return results
+
+
+def warm_before(task: str, *, device: str, backend: str | None = None, limits: Limits | None = None) -> dict | None:
+    """Before a ranked GPU evaluation of `task`: warm it once per process and judge cache. None
+    when there is nothing to do (a CPU evaluation, no judge cache, warmed before)."""
+    key = (task, device, cache_dir())
+    if device != "cuda" or not key[2]:
+        return None
+    with _lock:
+        if key in _warmed:
+            return None
+        try:
+            result = warm_tasks([task], device=device, backend=backend, limits=limits)[0]
+        except (SandboxError, OSError, ValueError) as exc:
+            log.warning("warming the judge cache for %s failed: %s", task, exc)
+            return {"task": task, "device": device, "state": "failed", "error": str(exc)[:2000]}
+        if result.get("state") in ("compiled", "already warm"):
+            _warmed.add(key)
+        else:
+            log.warning("warming the judge cache for %s: %s", task, result)
+        return result
