@@ -23,7 +23,7 @@ def test_warm_compiles_once_and_then_finds_the_task_warm(tmp_path, monkeypatch):
 def test_the_warm_command_reports_per_task_and_refuses_unknown_ones(tmp_path):
     out = tmp_path / "warm.json"
     bad = subprocess.run([sys.executable, "-m", "evaluator", "warm", "--task", "nope", "--json", str(out)],
-                         capture_output=True, text=True, timeout=120)
+                         check=False, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "unknown task 'nope'" in bad.stderr
     assert not out.exists()
 

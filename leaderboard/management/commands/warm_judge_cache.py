@@ -15,7 +15,6 @@ class Command(BaseCommand):
     def handle(self, *args, task, device, **opts):
         import sandbox
         from evaluator import TASKS
-
         from leaderboard.tasks import sandbox_limits
 
         names = task or sorted(TASKS)
