@@ -18,9 +18,9 @@ from . import box as _box
 from . import bwrap_backend, docker_backend, gpu, image, result
 from .errors import SandboxError
 from .limits import Limits
-from .warm import warm_before, warm_tasks
+from .warm import judge_cache, warm_before, warm_tasks
 
-__all__ = ["evaluate", "warm_tasks", "warm_before", "SandboxResult", "SandboxError", "Limits", "choose_backend",
+__all__ = ["evaluate", "warm_tasks", "warm_before", "judge_cache", "SandboxResult", "SandboxError", "Limits", "choose_backend",
            "BACKENDS"]
 
 BACKENDS = {"docker": docker_backend, "bwrap": bwrap_backend}
@@ -84,7 +84,7 @@ def make_box(backend, *, argv_for, source: bytes, device: str, limits: Limits) -
         gpu_plan = gpu.plan(index, runtime_binds=runtime.binds, nvidia_runtime=nvidia)
     path = runtime.path or os.path.dirname(runtime.python)
     env = _box.box_env(device=device, limits=limits, extra_path=path)
-    cache = os.environ.get("SANDBOX_JUDGE_CACHE", "").strip()
+    cache = judge_cache(device)
     if cache:
         # the judge's compile cache (torch.compile baselines, GPU ceilings) kept across runs:
         # 0700 root, so the runner (uid 65534) can neither read nor plant anything in it

@@ -1,4 +1,4 @@
-"""Warming the judge's cache (`SANDBOX_JUDGE_CACHE`) inside a box: `python -m evaluator warm`
+"""Warming the judge's cache (`judge_cache`) inside a box: `python -m evaluator warm`
 compiles a task's baselines into it with no submission anywhere (evaluator/warm.py), so that no
 ranked evaluation of that task compiles them cold. The box is the evaluations' own (image, binds,
 GPU, limits), so the cache it fills is the one their judges read, keyed by the same GPU and
@@ -25,8 +25,19 @@ _warmed: set[tuple[str, str, str]] = set()  # (task, device, cache) warmed by th
 _lock = threading.Lock()
 
 
-def cache_dir() -> str:
-    return os.environ.get("SANDBOX_JUDGE_CACHE", "").strip()
+def judge_cache(device: str) -> str:
+    """The host directory the boxes' judges keep their compile cache in, or "" for none:
+    SANDBOX_JUDGE_CACHE when it names one ("off": none); unset, a GPU worker keeps one under
+    SANDBOX_STATE_DIR, since without it every GPU evaluation compiles its baselines cold and
+    alone, and a CPU worker keeps none."""
+    named = os.environ.get("SANDBOX_JUDGE_CACHE", "").strip()
+    if named == "off":
+        return ""
+    if named or device != "cuda":
+        return named
+    from . import gpu
+
+    return str(gpu.state_dir() / "judge-cache")
 
 
 def warm_tasks(tasks: list[str], *, device: str, backend: str | None = None, limits: Limits | None = None) -> list[dict]:
@@ -34,7 +45,7 @@ def warm_tasks(tasks: list[str], *, device: str, backend: str | None = None, lim
     (evaluator/warm.py: "state" is "compiled", "already warm", "no judge cache" or "failed")."""
     from . import TASK_NAME, choose_backend, make_box
 
-    if not cache_dir():
+    if not judge_cache(device):
         return [{"task": t, "device": device, "state": "no judge cache", "seconds": 0.0} for t in tasks]
     if not tasks or not all(TASK_NAME.match(t) for t in tasks) or device not in ("cpu", "cuda"):
         raise ValueError(f"bad warm-up request: tasks={tasks!r} device={device!r}")
@@ -72,7 +83,7 @@ def warm_tasks(tasks: list[str], *, device: str, backend: str | None = None, lim
 def warm_before(task: str, *, device: str, backend: str | None = None, limits: Limits | None = None) -> dict | None:
     """Before a ranked GPU evaluation of `task`: warm it once per process and judge cache. None
     when there is nothing to do (a CPU evaluation, no judge cache, warmed before)."""
-    key = (task, device, cache_dir())
+    key = (task, device, judge_cache(device))
     if device != "cuda" or not key[2]:
         return None
     with _lock:

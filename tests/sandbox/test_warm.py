@@ -11,10 +11,21 @@ import sandbox
 from sandbox import warm
 
 
+def test_a_gpu_worker_keeps_a_judge_cache_unless_told_otherwise(tmp_path, monkeypatch):
+    monkeypatch.setenv("SANDBOX_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("SANDBOX_JUDGE_CACHE", "")
+    assert sandbox.judge_cache("cuda") == str(tmp_path / "state" / "judge-cache")
+    assert sandbox.judge_cache("cpu") == ""
+    monkeypatch.setenv("SANDBOX_JUDGE_CACHE", str(tmp_path / "named"))
+    assert sandbox.judge_cache("cuda") == sandbox.judge_cache("cpu") == str(tmp_path / "named")
+    monkeypatch.setenv("SANDBOX_JUDGE_CACHE", "off")
+    assert sandbox.judge_cache("cuda") == sandbox.judge_cache("cpu") == ""
+
+
 def test_nothing_to_warm_on_the_cpu_or_without_a_judge_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("SANDBOX_JUDGE_CACHE", str(tmp_path))
     assert sandbox.warm_before("softmax", device="cpu") is None
-    monkeypatch.setenv("SANDBOX_JUDGE_CACHE", "")
+    monkeypatch.setenv("SANDBOX_JUDGE_CACHE", "off")
     assert sandbox.warm_before("softmax", device="cuda") is None
     assert sandbox.warm_tasks(["softmax"], device="cuda") == [
         {"task": "softmax", "device": "cuda", "state": "no judge cache", "seconds": 0.0}]

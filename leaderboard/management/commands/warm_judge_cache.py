@@ -21,8 +21,9 @@ class Command(BaseCommand):
         unknown = [n for n in names if n not in TASKS]
         if unknown:
             raise CommandError(f"unknown task {unknown[0]!r}; known: {', '.join(sorted(TASKS))}")
-        if not sandbox.warm.cache_dir():
-            raise CommandError("SANDBOX_JUDGE_CACHE is not set: the judges of this worker keep no cache to warm")
+        if not sandbox.judge_cache(device):
+            raise CommandError(f"the judges of a {device} worker keep no cache to warm here: set SANDBOX_JUDGE_CACHE "
+                               "to a directory (it is off, or unset on a CPU worker)")
         failed = 0
         for name in names:
             try:
