@@ -5,8 +5,8 @@ Why: a cold compile benchmarks inductor's kernel configurations, which must not 
 with a submission, so an evaluation with a cold cache compiles alone before the submission is
 imported (18 s of a transformer_block evaluation on an H200). Once the judge's cache holds the
 task's picks, the compile runs beside the correctness phase instead (baseline_compile.py). A
-worker warms each task before its first GPU evaluation of that task (sandbox.warm), and an
-operator may warm them all at deployment (`python manage.py warm_judge_cache`).
+worker warms each task before its first GPU evaluation of that task (sandbox.warm_before), and
+an operator may warm them all at deployment (`python manage.py warm_judge_cache`).
 
 The compile here is the evaluation's own compile phase (baseline_compile.run, the same trusted
 baseline runner, shapes and checks), and it marks the task warm the same way. Only a persistent
@@ -41,6 +41,6 @@ def warm(task: str, device: str, time_limit_s: float = 600) -> dict:
             baseline_compile.run(ev)
             state = "compiled"
     finally:
-        ev.baseline_idle = False  # never kept: this process ends, or the next evaluation starts its own
+        ev.baseline_idle = False  # not kept for a next evaluation: a warm-up only fills the cache
         ev._close()
     return {**result, "state": state, "seconds": round(time.monotonic() - started, 3)}

@@ -72,7 +72,7 @@ def sandbox_evaluate(*, source: bytes, task: str, mode: str, device: str):
 
     if mode == "ranked":
         sandbox.warm_before(task, device=device, backend=settings.SANDBOX_BACKEND or None,
-                    limits=sandbox_limits(device, settings.SANDBOX_WARM_LIMIT_S))
+                            limits=sandbox_limits(device, settings.SANDBOX_WARM_LIMIT_S))
     limits = sandbox_limits(device, settings.SANDBOX_TIME_LIMIT_S)
     return sandbox.evaluate(
         source=source, task=task, mode=mode, device=device, backend=settings.SANDBOX_BACKEND or None,

@@ -20,8 +20,8 @@ from .errors import SandboxError
 from .limits import Limits
 from .warm import judge_cache, warm_before, warm_tasks
 
-__all__ = ["evaluate", "warm_tasks", "warm_before", "judge_cache", "SandboxResult", "SandboxError", "Limits", "choose_backend",
-           "BACKENDS"]
+__all__ = ["evaluate", "warm_tasks", "warm_before", "judge_cache", "SandboxResult", "SandboxError", "Limits",
+           "choose_backend", "BACKENDS"]
 
 BACKENDS = {"docker": docker_backend, "bwrap": bwrap_backend}
 MAX_UPLOAD_BYTES = 1024 * 1024  # the evaluator itself rejects above 256 KiB; this just bounds disk

@@ -40,7 +40,8 @@ def judge_cache(device: str) -> str:
     return str(gpu.state_dir() / "judge-cache")
 
 
-def warm_tasks(tasks: list[str], *, device: str, backend: str | None = None, limits: Limits | None = None) -> list[dict]:
+def warm_tasks(tasks: list[str], *, device: str, backend: str | None = None,
+               limits: Limits | None = None) -> list[dict]:
     """Run `python -m evaluator warm` for `tasks` in one box; its results, one dict per task
     (evaluator/warm.py: "state" is "compiled", "already warm", "no judge cache" or "failed")."""
     from . import TASK_NAME, choose_backend, make_box
