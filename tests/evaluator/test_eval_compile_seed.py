@@ -9,9 +9,16 @@ from evaluator import compile_seed, workdir
 from evaluator.judge import Evaluation
 
 
-def test_the_runner_sees_the_judge_autotuning_picks(honest, tmp_path, monkeypatch):
+# The copy is made before the submission is imported, so these submissions end the evaluation at
+# their import (import_error); the baselines compile beside the correctness phase
+# (EVALUATOR_OVERLAP_COMPILE=1), so that compile, cold in a new judge cache, is cut short with it.
+FAIL_AT_IMPORT = "\ndef custom_kernel(x):\n    return x\n\nraise ImportError('seen enough')\n"
+
+
+def test_the_runner_sees_the_judge_autotuning_picks(tmp_path, monkeypatch):
     # a judge cache (named explicitly) that already holds one pick; on a GPU the baseline's own
     # compile adds more (the CPU's C++ backend benchmarks nothing, so it writes none)
+    monkeypatch.setenv("EVALUATOR_OVERLAP_COMPILE", "1")
     cache = tmp_path / "judge"
     pick = cache / "inductor" / "ab" / "cabc123.best_config"
     pick.parent.mkdir(parents=True)
@@ -27,7 +34,7 @@ def test_the_runner_sees_the_judge_autotuning_picks(honest, tmp_path, monkeypatc
               "_top = _os.environ['TORCHINDUCTOR_CACHE_DIR']\n"
               "_files = {_os.path.relpath(_os.path.join(d, f), _top): open(_os.path.join(d, f)).read()\n"
               "          for d, _, fs in _os.walk(_top) for f in fs}\n"
-              f"with open({seen!r}, 'w') as _f:\n    _json.dump(_files, _f)\n" + honest)
+              f"with open({seen!r}, 'w') as _f:\n    _json.dump(_files, _f)\n" + FAIL_AT_IMPORT)
     try:
         ev = Evaluation(source.encode(), task="softmax", device="cpu", mode="ranked")
         report = ev.run()
@@ -36,16 +43,18 @@ def test_the_runner_sees_the_judge_autotuning_picks(honest, tmp_path, monkeypatc
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
     assert ev.cache == str(cache)
-    assert report["verdict"] != "rejected", report["reasons"]
+    assert "import_error" in report["reason_codes"], report["reasons"]
     assert "copied" in report["compile_cache"], report["compile_cache"]
     # the pick, at the same place relative to the runner's own cache; the compiled code is not
     assert files.get("ab/cabc123.best_config") == pick.read_text(), files
     assert "ab/cabc123.py" not in files
 
 
-def test_no_copy_when_turned_off(honest, tmp_path, monkeypatch):
+def test_no_copy_when_turned_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALUATOR_OVERLAP_COMPILE", "1")
     monkeypatch.setenv("EVALUATOR_COMPILE_SEED", "0")
-    report = Evaluation(honest.encode(), task="softmax", device="cpu", mode="ranked").run()
+    report = Evaluation(FAIL_AT_IMPORT.encode(), task="softmax", device="cpu", mode="ranked").run()
+    assert "import_error" in report["reason_codes"], report["reasons"]
     assert report["compile_cache"].startswith("off"), report["compile_cache"]
 
 
