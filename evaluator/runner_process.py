@@ -38,9 +38,9 @@ def runner_env(work: Workdir, device: str) -> dict:
         # one thread, like the judge's CPU baselines (see judge._single_thread)
         env["OMP_NUM_THREADS"] = "1"
         # glibc's malloc, fixed: by default it moves its mmap threshold as large blocks are freed
-        # and trims the heap, so whether a call's fresh output pages fault in depended on the
-        # process's history, and the same softmax ran 0.2 or 0.7 ms a call in one runner or the
-        # other. Fixed, both runners reuse their heap (docs/evaluator.md, "The CPU ruler")
+        # and trims the heap, so whether a call's fresh output pages fault in depends on the
+        # process's history, and the same softmax runs 0.2 or 0.7 ms a call in one runner or the
+        # other. Fixed, both runners reuse their heap (docs/evaluator.md: the CPU ruler and malloc)
         env["MALLOC_MMAP_THRESHOLD_"] = str(32 << 20)
         env["MALLOC_TRIM_THRESHOLD_"] = str(1 << 30)
     return env
