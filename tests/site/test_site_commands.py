@@ -1,4 +1,4 @@
-"""Management commands: load_tasks, create_admin, evaluate."""
+"""Management commands: load_tasks, create_admin, evaluate, warm_judge_cache."""
 import json
 import re
 
