@@ -7,8 +7,9 @@ runs alone, before the submission is imported. Once this task's baselines have c
 judge's cache (a marker per task, device, GPU and torch / Triton version), inductor loads its
 picks instead of benchmarking: on the GPU the phase then runs in a thread of the judge beside the
 correctness phase (`Overlap`) instead of before it, which takes 13-17 s of compile off a warm
-evaluation on an H200. Nothing of either phase is timed, and the timing waits for both. EVALUATOR_OVERLAP_COMPILE=1 overlaps on any device
-(the tests' way to run this path on the CPU), =0 never.
+evaluation on an H200. Nothing of either phase is timed, and the timing waits for both.
+EVALUATOR_OVERLAP_COMPILE=1 overlaps on any device (the tests' way to run this path on the CPU),
+=0 never.
 """
 from __future__ import annotations
 

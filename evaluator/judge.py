@@ -54,7 +54,7 @@ class Evaluation:
         except Failure as f:
             self.codes.extend(f.problems)
         finally:
-            self._close()
+            self.close()
             verdict.complete(self.report, self.codes, mode=self.mode, task=self.task)
             if threads:
                 import torch
@@ -179,7 +179,7 @@ class Evaluation:
                                                 f"submission was imported and {now} {when}"))
 
     # ---- the end -------------------------------------------------------------------------------
-    def _close(self):
+    def close(self):
         """Every process ends and every directory goes, whatever happened; the runner's output
         goes into the report."""
         if self.compiling:

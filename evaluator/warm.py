@@ -42,5 +42,5 @@ def warm(task: str, device: str, time_limit_s: float = 600) -> dict:
             state = "compiled"
     finally:
         ev.baseline_idle = False  # not kept for a next evaluation: a warm-up only fills the cache
-        ev._close()
+        ev.close()
     return {**result, "state": state, "seconds": round(time.monotonic() - started, 3)}

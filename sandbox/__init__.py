@@ -102,6 +102,24 @@ def make_box(backend, *, argv_for, source: bytes, device: str, limits: Limits) -
                     limits=limits, gpu=gpu_plan, run_id=_box.new_run_id(deadline))
 
 
+def run_box(backend, *, argv_for, source: bytes, device: str, limits: Limits, collect):
+    """One box run, the GPU checked free before and after it: (outcome, collect(box, outcome)),
+    `collect` reading what the box wrote before its work directory goes."""
+    index = limits.gpu_index if limits.gpu_index is not None else 0
+    if device == "cuda":
+        gpu.check_in_service(index)
+        gpu.ensure_idle(index, "before")
+    box = make_box(backend, argv_for=argv_for, source=source, device=device, limits=limits)
+    try:
+        outcome = backend.run(box)
+        collected = collect(box, outcome)
+    finally:
+        _box.remove_workdir(box.workdir)
+    if device == "cuda":
+        gpu.ensure_idle(index, "after")
+    return outcome, collected
+
+
 def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str | None = None,
              limits: Limits | None = None) -> SandboxResult:
     if not isinstance(source, (bytes, bytearray)):
@@ -115,23 +133,17 @@ def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str |
         report = result.rejected(task=task, mode=mode, device=device, code="bad_upload", logs="",
                                  reason=f"the upload is larger than {MAX_UPLOAD_BYTES} bytes")
         return SandboxResult(report, "", chosen.NAME, 0.0, 0.0)
-    index = limits.gpu_index if limits.gpu_index is not None else 0
-    if device == "cuda":
-        gpu.check_in_service(index)
-        gpu.ensure_idle(index, "before")
-    box = make_box(chosen, source=bytes(source), device=device, limits=limits,
-                   argv_for=lambda py: evaluator_argv(py, task=task, mode=mode, device=device,
-                                                       time_limit_s=limits.time_limit_s))
-    try:
-        outcome = chosen.run(box)
+
+    def collect(box, outcome):
         report = result.decide(outcome, str(box.out_dir / "report.json"), task=task, mode=mode,
                                device=device, time_limit_s=limits.time_limit_s,
                                report_bytes=limits.report_bytes)
-        profile_file = result.profile_file(report, str(box.out_dir / "profile.ncu-rep"))
-    finally:
-        _box.remove_workdir(box.workdir)
-    if device == "cuda":
-        gpu.ensure_idle(index, "after")
+        return report, result.profile_file(report, str(box.out_dir / "profile.ncu-rep"))
+
+    outcome, (report, profile_file) = run_box(
+        chosen, source=bytes(source), device=device, limits=limits, collect=collect,
+        argv_for=lambda py: evaluator_argv(py, task=task, mode=mode, device=device,
+                                           time_limit_s=limits.time_limit_s))
     wall = time.monotonic() - started
     overhead = max(0.0, wall - outcome.payload_s)
     # the report's time split gains the sandbox's own part (set here, on the host, not by the box)

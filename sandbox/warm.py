@@ -44,7 +44,7 @@ def warm_tasks(tasks: list[str], *, device: str, backend: str | None = None,
                limits: Limits | None = None) -> list[dict]:
     """Run `python -m evaluator warm` for `tasks` in one box; its results, one dict per task
     (evaluator/warm.py: "state" is "compiled", "already warm", "no judge cache" or "failed")."""
-    from . import TASK_NAME, choose_backend, make_box
+    from . import TASK_NAME, choose_backend, run_box
 
     if not judge_cache(device):
         return [{"task": t, "device": device, "state": "no judge cache", "seconds": 0.0} for t in tasks]
@@ -59,22 +59,15 @@ def warm_tasks(tasks: list[str], *, device: str, backend: str | None = None,
             argv += ["--task", t]
         return argv
 
-    if device == "cuda":
-        from . import gpu
-
-        index = limits.gpu_index if limits.gpu_index is not None else 0
-        gpu.check_in_service(index)
-        gpu.ensure_idle(index, "before")
-    box = make_box(chosen, argv_for=argv_for, source=b"", device=device, limits=limits)
-    try:
-        outcome = chosen.run(box)
+    def collect(box, outcome):
         try:
             with open(box.out_dir / "report.json") as f:
-                results = json.load(f)
+                return json.load(f)
         except (OSError, ValueError):
-            results = None
-    finally:
-        _box.remove_workdir(box.workdir)
+            return None
+
+    outcome, results = run_box(chosen, argv_for=argv_for, source=b"", device=device, limits=limits,
+                               collect=collect)
     if not isinstance(results, list) or len(results) != len(tasks):
         why = "it ran out of time" if outcome.timed_out else f"exit status {outcome.exit_code}"
         raise SandboxError(f"the warm-up box wrote no results ({why}): {outcome.logs[-2000:]}")
