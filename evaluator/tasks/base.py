@@ -178,7 +178,7 @@ def varied_rows(g: torch.Generator, rows: int, cols: int, device: str, dist: int
     if len(heavy):
         spikes = (torch.rand(len(heavy), cols, **kw) < 0.02) * torch.randn(len(heavy), cols, **kw)
         x.index_add_(0, heavy, spikes, alpha=heavy_mag)
-    return x.mul_(scale).add_(shift * scale)
+    return torch.addcmul(shift * scale, x, scale, out=x)  # x * scale + shift * scale, one pass
 
 
 class full_fp32:
