@@ -1,0 +1,162 @@
+"""What a timed batch costs the checker outside the window, on a GPU: writing the inputs (`fill`)
+and verifying the outputs (`verify`), the torch path against the fast path (evaluator/fastcheck.py),
+per call and per part, for every task's benchmark shapes; and whether the two paths agree on
+honest, wrong, non-finite and modified data. Results in docs/bench/checker-cost.md.
+
+    python bench/checker_cost.py OUTDIR [--calls K] [--tasks a,b]
+
+Each task's batch is K calls (default 16) of its first benchmark shape, as many as fit in 16 GiB.
+Writes OUTDIR/checker-cost.json and prints a table.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from evaluator import fastcheck  # noqa: E402
+from evaluator.checker import Checker  # noqa: E402
+from evaluator.tasks import base, get_task, TASKS  # noqa: E402
+
+MEMORY = 16 << 30
+
+
+@contextlib.contextmanager
+def torch_path(checker=None):
+    """The checker as it was before the fast path: inputs rebuilt and compared, torch's compare."""
+    saved, prints = fastcheck._kernels, checker.prints if checker else None
+    fastcheck._kernels = False
+    if checker:
+        checker.prints = []
+    try:
+        yield
+    finally:
+        fastcheck._kernels = saved
+        if checker:
+            checker.prints = prints
+
+
+def timed(fn, repeat: int = 1) -> float:
+    """Median ms of fn() over `repeat` runs, the device synchronized around each."""
+    times = []
+    for _ in range(repeat):
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t) * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
+def parts(task, shape: dict) -> dict:
+    """ms per call of each part, over four seeds (one per input distribution)."""
+    got = {}
+    for seed in range(4):
+        inputs = task.make_inputs(shape, seed, "cuda")
+        with base.full_fp32():
+            gold = task.reference_fp32(*inputs)
+        out = task.reference(*inputs).to(task.output_dtype)
+        row = {
+            "make_inputs": timed(lambda: task.make_inputs(shape, seed, "cuda"), 3),
+            "copy": timed(lambda: [x.clone() for x in inputs], 3),
+            "fingerprint": timed(lambda: [fastcheck.fingerprint(x, 12345) for x in inputs], 3),
+            "same_bytes": timed(lambda: [torch.equal(x, x.clone()) for x in inputs], 3),
+            "gold": timed(lambda: task.reference_fp32(*inputs), 3),
+            "compare_fast": timed(lambda: fastcheck.compare(out, gold, task.tolerance.atol, task.tolerance.rtol), 3),
+        }
+        with torch_path():
+            row["compare_torch"] = timed(lambda: task.tolerance.compare(out, gold), 3)
+        for k, v in row.items():
+            got.setdefault(k, []).append(round(v, 4))
+    return got
+
+
+def batch_costs(task, shape: dict, calls: int) -> dict:
+    """ms per call of fill and verify, each path, on one buffer of `calls` slots; and the
+    agreement checks."""
+    checker = Checker(task, "cuda")
+    plan = checker.plan(shape)
+    calls = max(1, min(calls, MEMORY // (plan["slot_bytes"] + plan["out_bytes"])))
+    checker.use_buffer(torch.empty(calls * plan["slot_bytes"], dtype=torch.uint8, device="cuda"))
+    seeds = list(range(1000, 1000 + calls))
+    result = {"calls": calls}
+    checker.fill(seeds[:1])  # the kernels compile here, not in the figures
+    with torch_path(checker):
+        result["fill_torch_ms"] = checker.fill(seeds) / calls
+    outs = [task.reference(*checker.slot(k)).to(task.output_dtype).contiguous().reshape(-1).view(torch.uint8)
+            for k in range(calls)]
+    with torch_path(checker):
+        result["verify_torch_ms"] = timed(lambda: verify(checker, outs)) / calls
+        torch_verdict = verify(checker, outs)
+    result["fill_fast_ms"] = checker.fill(seeds) / calls
+    result["verify_fast_ms"] = timed(lambda: verify(checker, outs)) / calls
+    result["honest"] = {"torch": torch_verdict, "fast": verify(checker, outs)}
+    result["checks"] = agreement(task, checker, outs)
+    checker.use_buffer(None)
+    return result
+
+
+def verify(checker: Checker, outs: list):
+    """The window's sample of the outputs, then the verification, as a batch has them."""
+    checker.arm([o.data_ptr() for o in outs])
+    checker.sample()
+    return checker.verify(outs, "bench")
+
+
+def agreement(task, checker: Checker, outs: list) -> dict:
+    """The fast path's verdicts on wrong outputs and a modified input, beside the torch path's."""
+    found = {}
+    wrong = [o.clone() for o in outs]
+    last = wrong[-1].view(task.output_dtype)
+    cases = {
+        "scaled_output": lambda: last.mul_(1.001),
+        "nan_output": lambda: last.view(-1)[last.numel() // 2].fill_(float("nan")),
+    }
+    for name, spoil in cases.items():
+        wrong[-1].copy_(outs[-1])
+        spoil()
+        found[name] = {}
+        for path in ("torch", "fast"):
+            with torch_path(checker) if path == "torch" else contextlib.nullcontext():
+                problems, worst = verify(checker, wrong)
+            found[name][path] = [problems[0][0] if problems else None, worst]
+    slot = checker.slot(len(outs) - 1)[0].reshape(-1).view(torch.uint8)
+    slot[slot.numel() // 3] ^= 1
+    problems, _ = verify(checker, outs)
+    found["one_input_bit"] = problems[0][0] if problems else None
+    slot[slot.numel() // 3] ^= 1
+    return found
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("out")
+    p.add_argument("--calls", type=int, default=16)
+    p.add_argument("--tasks", default=",".join(TASKS))
+    a = p.parse_args()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    report = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "tasks": {}}
+    for name in a.tasks.split(","):
+        task = get_task(name)
+        shape = task.bench_shapes("cuda")[0]
+        row = {"shape": shape, "parts": parts(task, shape), **batch_costs(task, shape, a.calls)}
+        report["tasks"][name] = row
+        print(name, shape, json.dumps({k: v for k, v in row.items() if k not in ("shape",)}), flush=True)
+    (out / "checker-cost.json").write_text(json.dumps(report, indent=1))
+    wrong = [n for n, r in report["tasks"].items()
+             if r["honest"]["fast"][0] or r["honest"]["torch"][0] or r["checks"]["one_input_bit"] != "input_modified"
+             or any(c["fast"][0] != c["torch"][0] for k, c in r["checks"].items() if k != "one_input_bit")]
+    if wrong:
+        print("the paths disagree on:", wrong, flush=True)
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
