@@ -22,17 +22,28 @@ ROLES = ("judge", "cand_checker", "cand_runner", "base_checker", "base_runner")
 
 
 def wanted(device: str) -> bool:
-    return device == "cuda" and os.environ.get("EVALUATOR_PIN_CPUS", "0") == "1"
+    return device == "cuda" and os.environ.get("EVALUATOR_PIN_CPUS", "0") in ("1", "shared")
 
 
-def plan(allowed: set[int]) -> dict[str, int] | None:
+def plan(allowed: set[int], shared: bool | None = None) -> dict[str, int] | None:
     """A core for each role, or None when there are too few: core 0 (where most interrupts land)
-    is left out while other cores remain, and no two roles share a core."""
+    is left out while other cores remain. No two roles share a core, except with `shared`
+    (EVALUATOR_PIN_CPUS=shared): then both runners share one core and both checkers another, so
+    that every window, the candidate's and the baselines', runs on the same cores. Only one side
+    runs at a time (the other's runner is stopped, its checker waits on its pipe), and a host
+    overhead that comes from where a process runs is then the same for both sides."""
+    if shared is None:
+        shared = os.environ.get("EVALUATOR_PIN_CPUS") == "shared"
     cores = sorted(allowed)
-    if len(cores) > len(ROLES):
+    needed = 3 if shared else len(ROLES)
+    if len(cores) > needed:
         cores = cores[1:]
-    if len(cores) < len(ROLES):
+    if len(cores) < needed:
         return None
+    if shared:
+        judge, checker, runner = cores[:3]
+        return {"judge": judge, "cand_checker": checker, "base_checker": checker,
+                "cand_runner": runner, "base_runner": runner}
     return dict(zip(ROLES, cores))
 
 

@@ -1,4 +1,4 @@
-"""evaluator/affinity.py: the optional pinning of a GPU evaluation's processes to cores of their own."""
+"""evaluator/affinity.py: the optional pinning of a GPU evaluation's processes to cores."""
 import os
 import subprocess
 import sys
@@ -25,6 +25,16 @@ def test_each_role_gets_a_core_of_its_own_and_core_zero_is_spared():
     assert affinity.plan(set(range(16))) == dict(zip(affinity.ROLES, [1, 2, 3, 4, 5]))
     assert affinity.plan({0, 2, 4, 6, 8}) == dict(zip(affinity.ROLES, [0, 2, 4, 6, 8]))
     assert affinity.plan({0, 1, 2, 3}) is None
+
+
+def test_shared_pinning_puts_both_sides_on_the_same_cores(monkeypatch):
+    got = affinity.plan(set(range(16)), shared=True)
+    assert got == {"judge": 1, "cand_checker": 2, "base_checker": 2, "cand_runner": 3, "base_runner": 3}
+    assert affinity.plan({0, 1, 2}, shared=True) == {"judge": 0, "cand_checker": 1, "base_checker": 1,
+                                                     "cand_runner": 2, "base_runner": 2}
+    assert affinity.plan({0, 1}, shared=True) is None
+    monkeypatch.setenv("EVALUATOR_PIN_CPUS", "shared")
+    assert affinity.wanted("cuda") and affinity.plan(set(range(16))) == got
 
 
 def test_only_gpu_evaluations_are_pinned_and_only_when_asked(monkeypatch):
