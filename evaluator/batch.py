@@ -233,11 +233,17 @@ class CheckerProcess:
         except OSError:
             return ""
 
+    def begin_close(self) -> None:
+        """Asks the checker to exit, without waiting (see Runner.begin_close)."""
+        if not getattr(self, "exit_sent", False):
+            self.exit_sent = True
+            try:
+                channel.send(self.to_checker, {"op": "exit"})
+            except OSError:
+                pass
+
     def close(self) -> None:
-        try:
-            channel.send(self.to_checker, {"op": "exit"})
-        except OSError:
-            pass
+        self.begin_close()
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -186,9 +186,13 @@ class Evaluation:
             self.compiling.cancel()
         kept = self.baseline is not None and self.baseline_idle and baseline_keep.give(
             self.baseline_key, self.device, self.baseline, self.base_work)
-        for proc in (self.runner, None if kept else self.baseline, *self.checkers.values(), self.sanitizer):
-            if proc is not None:
-                proc.close()
+        procs = [p for p in (self.runner, None if kept else self.baseline, *self.checkers.values(), self.sanitizer)
+                 if p is not None]
+        for proc in procs:  # all told to end first, then each waited for: their exits overlap
+            if hasattr(proc, "begin_close"):
+                proc.begin_close()
+        for proc in procs:
+            proc.close()
         if self.base_work is not None and not kept:
             self.base_work.remove()
         if self.work is not None:

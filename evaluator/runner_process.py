@@ -119,10 +119,15 @@ class Runner:
         self.signal_tree(signal.SIGCONT)
         self.stopped = False
 
-    def kill(self) -> None:
+    def begin_close(self) -> None:
+        """SIGKILL to the whole tree, without waiting: the judge ends every process of an
+        evaluation at once, since each one's exit (its CUDA context torn down) takes a while."""
         if self.proc.poll() is None:
             self.killed_by_judge = True
         self.signal_tree(signal.SIGKILL)
+
+    def kill(self) -> None:
+        self.begin_close()
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
