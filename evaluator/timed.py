@@ -17,9 +17,7 @@ FLOOR_MARGIN = 0.9  # flag a median under 90 % of the roofline floor (the ceilin
 # seconds of rounds per evaluation, shared evenly by its benchmark shapes: a task of two shapes
 # costs no more time than one of one)
 REPS = {
-    # GPU: the score's noise is mostly the error of the overhead taken off the candidate's windows,
-    # which the windows' own spread does not show, so the budget, not the spread, ends the rounds
-    "cuda": (1, 5, 40, 0.001, 10.0),
+    "cuda": (1, 5, 30, 0.003, 10.0),
     # CPU: single calls here vary 10-20 % and drift between two speeds, so many short batches
     "cpu": (1, 12, 40, 0.01, 30.0),
     "quick": (1, 2, 2, 1.0, 5.0),
