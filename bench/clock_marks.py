@@ -34,6 +34,8 @@ ways from the same batches, and the max/min of each column over the evaluations:
             torch.compile's own overheads
   cand-own  torch.compile by its own events, the candidate's window less its own overhead
             (window less its claimed events: honest examples only)
+  round     the judge's score, but the candidate's overhead from the line through the eager and
+            torch.compile batches of its own round rather than through their medians
 
 A third table splits each side's overhead (window less its runner's CUDA events; for the
 candidate, honest examples only) into where it lies relative to the device's work, medians in ms:
@@ -56,7 +58,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from evaluator import timed  # noqa: E402
+from evaluator import batch, timed  # noqa: E402
 
 SEGMENTS = (("wake", None, "runner0"), ("calls", "runner0", "runner1"), ("describe", "runner1", "runner2"),
             ("sync", "runner2", "runner3"), ("arm", "described", "armed"), ("answer", None, "answered"),
@@ -150,11 +152,35 @@ def ratios(paths: list[Path]) -> list[dict]:
                 "base+pool": _median_ratio(shape, events, lambda b: b["window_ms"] - pooled),
                 "base+mean": _median_ratio(shape, events, lambda b: b["window_ms"] - mean),
                 "cand-own": _median_ratio(shape, events, lambda b: b["window_ms"] - own["cand"]),
+                "round": _round_line(shape),
             })
     return found
 
 
-RATIO_COLUMNS = ("score", "device", "base+pool", "base+mean", "cand-own")
+def _round_line(shape: dict) -> float:
+    """Per round: torch.compile's batch less its own overhead over the candidate's mean window
+    less the overhead, at that window, of the line through the round's eager and torch.compile
+    batches (batch.candidate_overhead); the median over rounds. NaN for samples without rounds."""
+    rounds = shape.get("rounds") or {}
+    if not all(rounds.get(side) for side in ("cand", "eager", "compile")):
+        return math.nan
+    by = {}
+    for side in ("cand", "eager", "compile"):
+        for b, r in zip(shape[side], rounds[side]):
+            by.setdefault(r, {}).setdefault(side, []).append(b)
+    k_cand, k_base = shape["calls"]["cand"], shape["calls"]["compile"]
+    found = []
+    for got in by.values():
+        if len(got) < 3:
+            continue
+        points = [(b["window_ms"], b["window_ms"] - b["device_ms"]) for b in (got["eager"][0], got["compile"][0])]
+        window = statistics.mean(b["window_ms"] for b in got["cand"])
+        cand = (window - batch.candidate_overhead(window, points)) / k_cand
+        found.append(got["compile"][0]["device_ms"] / k_base / cand)
+    return statistics.median(found) if found else math.nan
+
+
+RATIO_COLUMNS = ("score", "device", "base+pool", "base+mean", "cand-own", "round")
 PARTS = ("before", "tail", "answer", "after", "total")
 
 
@@ -208,11 +234,15 @@ def ratio_table(found: list[dict]) -> str:
         by_shape.setdefault(json.dumps(r["shape"], sort_keys=True), []).append(r)
     for key, group in by_shape.items():
         if len(group) > 1:
-            spread = " ".join(f"{max(g[c] for g in group) / min(g[c] for g in group):9.4f}" for c in RATIO_COLUMNS)
+            # a reading some samples cannot give (NaN) is summed over those that give it
+            got = {c: [g for g in group if math.isfinite(g[c])] for c in RATIO_COLUMNS}
+            spread = " ".join(f"{max(g[c] for g in got[c]) / min(g[c] for g in got[c]):9.4f}" if got[c] else f"{'-':>9s}"
+                              for c in RATIO_COLUMNS)
             lines.append(f"{'max/min ' + key:44.44s} {spread}")
             # how far each reading is from the runners' own events, evaluation by evaluation
-            errs = {c: [g[c] / g["device"] - 1 for g in group] for c in RATIO_COLUMNS}
-            rms = " ".join(f"{100 * math.sqrt(sum(e * e for e in errs[c]) / len(group)):8.2f}%" for c in RATIO_COLUMNS)
+            errs = {c: [g[c] / g["device"] - 1 for g in got[c]] for c in RATIO_COLUMNS}
+            rms = " ".join(f"{100 * math.sqrt(sum(e * e for e in errs[c]) / len(errs[c])):8.2f}%" if errs[c] else f"{'-':>9s}"
+                           for c in RATIO_COLUMNS)
             lines.append(f"{'rms off device ' + key:44.44s} {rms}")
     return "\n".join(lines)
 
