@@ -1,11 +1,12 @@
 """The checker's GPU fast path: a keyed fingerprint of an input and the comparison with the gold
 answer, each one pass over memory (Triton kernels in _verify.py) where torch takes a dozen.
 
-Verifying a timed batch was most of what a GPU timing round cost: for every call the checker built
-the inputs again to see that none changed and compared the output with its gold answer in many
-passes, so a softmax batch of 69 calls took about half a second to check against 10 ms of timed
-window (docs/bench/checker-cost.md). The faster the rounds, the more of them fit in the timing
-budget, and the score's noise falls with their number (docs/evaluator.md, Timing).
+Verifying a timed batch is most of what a GPU timing round costs on the torch path: for every call
+the checker builds the inputs again to see that none changed and compares the output with its gold
+answer in many passes, so a softmax batch of 69 calls takes about 0.6 s to check against 10 ms of
+timed window (docs/bench/checker-cost.md). The faster the rounds, the more of them fit in the
+timing budget, and the gap between the candidate's overhead and the baselines' shrinks with their
+number (docs/bench/judge-clock.md, run 24).
 
 Both functions return None where they cannot run (no Triton, a CPU tensor, a case they do not
 cover) and the caller takes the torch path, which stays the definition of what they compute.
