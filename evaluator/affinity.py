@@ -1,12 +1,12 @@
-"""Optional CPU pinning of a GPU evaluation's processes for the timing phase (EVALUATOR_PIN_CPUS=1;
-off by default).
+"""Optional CPU pinning of a GPU evaluation's processes for the timing phase (EVALUATOR_PIN_CPUS=1,
+a core per process, or =shared, one core for both runners and one for both checkers; off by
+default: on an H200 neither narrowed the score's spread, and both made waking a runner slower).
 
 Why it exists: the fixed overhead of a timed batch is host work in five processes (the judge, each
 side's checker, the candidate's runner, the baseline runner) handing off through pipes and
 signals, and it moves by up to 0.4 ms between evaluations (docs/bench/judge-clock.md). Where the
-scheduler puts those processes differs from one evaluation to the next; pinning each to a core of
-its own, the same cores every time, takes that difference away. Whether it narrows the spread
-is for bench/judge_clock.py to show on a GPU, which is why it is off by default.
+scheduler puts those processes differs from one evaluation to the next; pinning takes that
+difference away. It stays for bench/judge_clock.py's comparisons (`ab` step).
 
 Every thread a process has when it is pinned is pinned, and threads it makes later inherit its
 mask. The runner's process may change its own mask again: that changes only its own latency,

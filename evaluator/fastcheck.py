@@ -6,7 +6,7 @@ the checker builds the inputs again to see that none changed and compares the ou
 answer in many passes, so a softmax batch of 69 calls takes about 0.6 s to check against 10 ms of
 timed window (docs/bench/checker-cost.md). The faster the rounds, the more of them fit in the
 timing budget, and the gap between the candidate's overhead and the baselines' shrinks with their
-number (docs/bench/judge-clock.md, run 24).
+number (docs/bench/judge-clock.md, on the drift of the candidate's overhead).
 
 Both functions return None where they cannot run (no Triton, a CPU tensor, a case they do not
 cover) and the caller takes the torch path, which stays the definition of what they compute.

@@ -20,7 +20,7 @@ REPS = {
     # GPU: the budget ends the rounds, not the windows' spread. The error that matters is the gap
     # between the candidate's overhead and the baselines', which drifts over seconds (the two
     # halves of one evaluation are uncorrelated), and twice the rounds in the same budget left it
-    # about two thirds as large (docs/bench/judge-clock.md, run 24); the windows look stable sooner
+    # about two thirds as large (docs/bench/judge-clock.md); the windows look stable sooner
     "cuda": (1, 5, 40, 0.001, 10.0),
     # CPU: single calls here vary 10-20 % and drift between two speeds, so many short batches
     "cpu": (1, 12, 40, 0.01, 30.0),
