@@ -29,7 +29,7 @@ MEMORY = 16 << 30
 
 @contextlib.contextmanager
 def torch_path(checker=None):
-    """The checker as it was before the fast path: inputs rebuilt and compared, torch's compare."""
+    """The checker on its torch path: inputs rebuilt and compared byte for byte, torch's comparison."""
     saved, prints = fastcheck._kernels, checker.prints if checker else None
     fastcheck._kernels = False
     if checker:
