@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from .cli import finish, main
 
-sys.exit(main())
+finish(main())

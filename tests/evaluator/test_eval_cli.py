@@ -2,8 +2,10 @@
 summary on stdout and a report file that validates."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -119,3 +121,21 @@ def test_sigterm_stops_the_judge_and_its_runners():
     assert judge.wait(timeout=60) == 128 + signal.SIGTERM
     time.sleep(0.5)
     assert not [p for p in runners if _alive(p)]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a baseline runner is kept only by a root judge")
+def test_the_kept_baseline_runner_ends_with_the_command():
+    # the command ends with os._exit (cli.finish): what atexit would close, it closes first. Its
+    # own temporary directory, which the runner's user (nobody) may traverse, as /tmp
+    tmp = Path(tempfile.mkdtemp(prefix="cli-keep-", dir="/tmp"))
+    try:
+        tmp.chmod(0o711)
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "EVALUATOR_QUICK": "1", "TMPDIR": str(tmp)}
+        p = subprocess.run([sys.executable, "-m", "evaluator", "run", str(HONEST), "--task", "softmax",
+                            "--device", "cpu", "--mode", "ranked", "--json", "-"],
+                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+        assert p.returncode == 0, p.stderr
+        assert validate(json.loads(p.stdout))["verdict"] == "verified"
+        assert not list(tmp.glob("evaluator-baseline-*"))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
