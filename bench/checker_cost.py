@@ -22,7 +22,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evaluator import fastcheck  # noqa: E402
 from evaluator.checker import Checker  # noqa: E402
-from evaluator.tasks import base, get_task, TASKS  # noqa: E402
+from evaluator.tasks import TASKS, base, get_task  # noqa: E402
 
 MEMORY = 16 << 30
 
@@ -58,23 +58,27 @@ def parts(task, shape: dict) -> dict:
     """ms per call of each part, over four seeds (one per input distribution)."""
     got = {}
     for seed in range(4):
-        inputs = task.make_inputs(shape, seed, "cuda")
-        with base.full_fp32():
-            gold = task.reference_fp32(*inputs)
-        out = task.reference(*inputs).to(task.output_dtype)
-        row = {
-            "make_inputs": timed(lambda: task.make_inputs(shape, seed, "cuda"), 3),
-            "copy": timed(lambda: [x.clone() for x in inputs], 3),
-            "fingerprint": timed(lambda: [fastcheck.fingerprint(x, 12345) for x in inputs], 3),
-            "same_bytes": timed(lambda: [torch.equal(x, x.clone()) for x in inputs], 3),
-            "gold": timed(lambda: task.reference_fp32(*inputs), 3),
-            "compare_fast": timed(lambda: fastcheck.compare(out, gold, task.tolerance.atol, task.tolerance.rtol), 3),
-        }
-        with torch_path():
-            row["compare_torch"] = timed(lambda: task.tolerance.compare(out, gold), 3)
-        for k, v in row.items():
+        for k, v in _parts_of(task, shape, seed).items():
             got.setdefault(k, []).append(round(v, 4))
     return got
+
+
+def _parts_of(task, shape: dict, seed: int) -> dict:
+    inputs = task.make_inputs(shape, seed, "cuda")
+    with base.full_fp32():
+        gold = task.reference_fp32(*inputs)
+    out = task.reference(*inputs).to(task.output_dtype)
+    row = {
+        "make_inputs": timed(lambda: task.make_inputs(shape, seed, "cuda"), 3),
+        "copy": timed(lambda: [x.clone() for x in inputs], 3),
+        "fingerprint": timed(lambda: [fastcheck.fingerprint(x, 12345) for x in inputs], 3),
+        "same_bytes": timed(lambda: [torch.equal(x, x.clone()) for x in inputs], 3),
+        "gold": timed(lambda: task.reference_fp32(*inputs), 3),
+        "compare_fast": timed(lambda: fastcheck.compare(out, gold, task.tolerance.atol, task.tolerance.rtol), 3),
+    }
+    with torch_path():
+        row["compare_torch"] = timed(lambda: task.tolerance.compare(out, gold), 3)
+    return row
 
 
 def batch_costs(task, shape: dict, calls: int) -> dict:

@@ -1,5 +1,3 @@
-import sys
-
 from .cli import finish, main
 
 finish(main())

@@ -34,7 +34,7 @@ def square_sum(gold, n, sums, bad, BLOCK: tl.constexpr):
     i = p * BLOCK + tl.arange(0, BLOCK)
     mask = i < n
     g = tl.load(gold + i, mask=mask, other=0.0).to(tl.float32)
-    finite = (g == g) & (tl.abs(g) < float("inf"))
+    finite = (g == g) & (tl.abs(g) < float("inf"))  # noqa: PLR0124 - false for NaN only
     g = tl.where(finite, g, 0.0).to(tl.float64)
     tl.store(sums + p, tl.sum(g * g, axis=0))
     tl.store(bad + p, tl.sum((mask & ~finite).to(tl.int32), axis=0))
@@ -50,7 +50,7 @@ def worst_ratio(out, gold, n, floor, rtol, worst, err_max, bad, BLOCK: tl.conste
     mask = i < n
     o = tl.load(out + i, mask=mask, other=0.0).to(tl.float32)
     g = tl.load(gold + i, mask=mask, other=0.0).to(tl.float32)
-    finite = (o == o) & (tl.abs(o) < float("inf"))
+    finite = (o == o) & (tl.abs(o) < float("inf"))  # noqa: PLR0124 - false for NaN only
     err = tl.where(finite, tl.abs(o - g), 0.0)
     allowed = tl.maximum(tl.load(floor) + rtol * tl.abs(g), 1.1754943508222875e-38)
     tl.store(worst + p, tl.max(err / allowed, axis=0))
