@@ -187,6 +187,7 @@ class CheckerProcess:
         os.close(to_r)
         os.close(from_w)
         self.started = False
+        self.exit_sent = False
 
     def call(self, op: str, timeout_s: float = 120.0, spin_s: float = 0.0, **fields) -> dict:
         try:
@@ -235,7 +236,7 @@ class CheckerProcess:
 
     def begin_close(self) -> None:
         """Asks the checker to exit, without waiting (see Runner.begin_close)."""
-        if not getattr(self, "exit_sent", False):
+        if not self.exit_sent:
             self.exit_sent = True
             try:
                 channel.send(self.to_checker, {"op": "exit"})

@@ -108,6 +108,8 @@ class Checker:
             built = self.task.make_inputs(self.shape, seed, self.device)
             for dst, src in zip(self.slot(k), built):
                 dst.copy_(src)
+            # every fill, the baselines' too, though only checked batches are verified: the
+            # candidate's fill times are compared with the baselines' (batch.busy_while_stopped)
             self.prints.append(self._prints(built))
         self.seeds = list(seeds)
         self._flush_and_draw()

@@ -11,6 +11,8 @@ import re
 
 import torch
 
+from . import fastcheck
+
 # problems only the runner can see (they need the live tensors) and may report
 RUNNER_PROBLEMS = ("wrong_type", "wrong_device", "aliases_input", "aliases_output", "input_modified",
                    "deferred_write")
@@ -144,8 +146,6 @@ def raw_bytes(t: torch.Tensor) -> torch.Tensor:
 def compare(out: torch.Tensor, gold: torch.Tensor, tolerance, where: str) -> float:
     """Max abs error when `out` passes; Failure (nonfinite / mismatch) otherwise. On the GPU in
     two passes over memory (fastcheck.compare) wherever that covers the case."""
-    from . import fastcheck
-
     fast = fastcheck.compare(out, gold, tolerance.atol, tolerance.rtol) if out.device == gold.device else None
     if fast is None:
         nonfinite = _nonfinite_count(out, gold)
