@@ -8,7 +8,9 @@ caching allocator is off in it so that each tensor is its own allocation and a w
 lands outside any allocation, where memcheck sees it.
 
 By default both tools run after the verdict (`apply`), side by side; the evaluation waits for the
-slower. With EVALUATOR_SANITIZE_EARLY=1 and a root judge they start once the baselines have
+slower. They then load the submission's kernels from the Triton cache its runner compiled them
+into (the judge keeps the runner's work directory until they end): the same submission as the same
+user, so it learns nothing new, and the tools skip compiling each kernel again. With EVALUATOR_SANITIZE_EARLY=1 and a root judge they start once the baselines have
 compiled and run beside the correctness phase (`Early`), each under a small init of a PID namespace
 of its own (`contain`): when the tool ends the kernel kills whatever the submission left behind
 in it, so nothing of it can still use the GPU when the timing starts, which waits for both tools.
@@ -92,7 +94,7 @@ class Run:
     `contained`: the tool starts inside a PID namespace of its own (`contain`, root only)."""
 
     def __init__(self, tool: str, sanitizer: str, source: bytes, *, task: str, shape: dict, seed: int,
-                 contained: bool, wrapper_flags: tuple = ()):
+                 contained: bool, wrapper_flags: tuple = (), triton_cache: str | None = None):
         from . import isolation
 
         self.tool = tool
@@ -103,7 +105,8 @@ class Run:
             f.write(source)
         os.chmod(source_path, 0o644)
         env = {k: os.environ[k] for k in isolation.ENV_PASSTHROUGH if k in os.environ}
-        env.update(HOME=self.scratch, TMPDIR=self.scratch, TRITON_CACHE_DIR=os.path.join(self.scratch, "triton"),
+        env.update(HOME=self.scratch, TMPDIR=self.scratch,
+                   TRITON_CACHE_DIR=triton_cache or os.path.join(self.scratch, "triton"),
                    PYTHONPATH=isolation.PACKAGE_ROOT, PYTHONDONTWRITEBYTECODE="1",
                    PYTORCH_NO_CUDA_MEMORY_CACHING="1", PATH=os.environ.get("PATH", "/usr/bin:/bin"))
         # the target must reach CUDA within the tool's launch timeout (10 s unless told), which a
@@ -206,7 +209,9 @@ def smallest_shape(task_name: str) -> dict:
     return min(task.test_shapes, key=lambda s: shape_size(s) if shape_size(s) > 1 else 1 << 62)
 
 
-def start(source: bytes, task: str, *, contained: bool) -> list[Run] | None:
+def start(source: bytes, task: str, *, contained: bool, triton_cache: str | None = None) -> list[Run] | None:
+    """Both tools, side by side. `triton_cache`: a Triton cache of the runner's user to compile
+    into (the candidate runner's own, after the verdict); else each tool's scratch."""
     sanitizer = find_sanitizer()
     if not sanitizer:
         return None
@@ -214,7 +219,8 @@ def start(source: bytes, task: str, *, contained: bool) -> list[Run] | None:
     runs = []
     try:
         for tool in TOOLS:
-            runs.append(Run(tool, sanitizer, source, task=task, shape=shape, seed=seed, contained=contained))
+            runs.append(Run(tool, sanitizer, source, task=task, shape=shape, seed=seed, contained=contained,
+                            triton_cache=triton_cache))
     except OSError:
         for run in runs:
             run.kill()
@@ -265,8 +271,9 @@ class Early:
             run.kill()
 
 
-def finish(report: dict, source: bytes, early: Early | None) -> dict:
-    """The judge's last step: the early tools' results, or the tools run now; flag any finding."""
+def finish(report: dict, source: bytes, early: Early | None, *, triton_cache: str | None = None) -> dict:
+    """The judge's last step: the early tools' results, or the tools run now; flag any finding.
+    `triton_cache`: see `start`."""
     if not wanted(report):
         if early:
             early.close()
@@ -279,20 +286,20 @@ def finish(report: dict, source: bytes, early: Early | None) -> dict:
     if early:
         early.close()
         waited = early.waited_s
-    report = apply(report, source)
+    report = apply(report, source, triton_cache=triton_cache)
     if waited:  # the wait for the early tools that were stopped is part of the evaluation too
         phases = report.setdefault("phases", {})
         phases["sanitizer_s"] = round(phases.get("sanitizer_s", 0.0) + waited, 3)
     return report
 
 
-def apply(report: dict, source: bytes) -> dict:
+def apply(report: dict, source: bytes, *, triton_cache: str | None = None) -> dict:
     """Run both tools now, side by side, for a ranked GPU report that is not rejected."""
     if not wanted(report):
         return report
     started = time.monotonic()
     try:
-        runs = start(source, report["task"], contained=False)
+        runs = start(source, report["task"], contained=False, triton_cache=triton_cache)
     except OSError as e:
         report["sanitizer"] = [_missing(tool, f"compute-sanitizer could not start: {e}") for tool in TOOLS]
         return report

@@ -103,10 +103,14 @@ class Workdir:
         return done
 
     def remove(self) -> None:
-        try:
-            os.close(self.buffer_fd)
-        except OSError:
-            pass
+        """Idempotent: the fd's number is forgotten once closed, so a second call cannot close a
+        file that reused it."""
+        if self.buffer_fd >= 0:
+            try:
+                os.close(self.buffer_fd)
+            except OSError:
+                pass
+            self.buffer_fd = -1
         shutil.rmtree(self.path, ignore_errors=True)
 
 

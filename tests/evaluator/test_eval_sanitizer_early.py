@@ -223,3 +223,22 @@ def test_the_wait_for_stopped_early_tools_stays_in_the_phases(tool):
     tool("exit 0")
     report = sanitize.finish(dict(REPORT, reasons=[], reason_codes=[]), b"", early)
     assert report["phases"]["sanitizer_s"] >= early.waited_s
+
+
+def test_after_the_verdict_the_tools_compile_into_the_runners_own_triton_cache(tool, drop, monkeypatch):
+    """The judge keeps the candidate runner's work directory until the tools end, and hands them
+    its Triton cache: the tools see it as the runner's user, may write it, and it goes after."""
+    seen = os.path.join(drop, "seen")
+    tool(f'echo "$TRITON_CACHE_DIR" > {seen}\n'
+         f'touch "$TRITON_CACHE_DIR/written-by-the-tool" && echo "uid=$(id -u) wrote" >> {seen}')
+    monkeypatch.setattr(sanitize, "wanted", lambda report: True)  # a CPU evaluation: no tool otherwise
+    from evaluator.judge import Evaluation
+
+    source = b"from evaluator.tasks import get_task\ncustom_kernel = get_task('softmax').reference\n"
+    report = Evaluation(source, task="softmax", device="cpu", mode="test").run()
+    assert report["verdict"] != "rejected", report["reasons"]
+    assert [r["ok"] for r in report["sanitizer"]] == [True, True]
+    cache, *wrote = open(seen).read().splitlines()
+    assert cache.endswith("/r/scratch/triton"), cache
+    assert wrote and wrote[0] == "uid=65534 wrote"
+    assert not os.path.exists(cache)  # the work directory went after the tools
