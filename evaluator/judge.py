@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 import shutil
 import time
+from collections import Counter
 
 from . import (affinity, baseline_compile, baseline_keep, batch, calls, channel, checks, correctness, report,
                sanitize, scan, startup, timed, upload, verdict, workdir)
@@ -48,19 +49,24 @@ class Evaluation:
         self.deadline = self.t0 + self.time_limit_s
         threads = None
         try:
-            if self.device == "cpu":
-                threads = _single_thread()
-            self._evaluate()
-        except Failure as f:
-            self.codes.extend(f.problems)
-        finally:
-            self.close()
-            verdict.complete(self.report, self.codes, mode=self.mode, task=self.task)
-            if threads:
-                import torch
+            try:
+                if self.device == "cpu":
+                    threads = _single_thread()
+                self._evaluate()
+            except Failure as f:
+                self.codes.extend(f.problems)
+            finally:
+                closing = time.monotonic()
+                self.close(keep_work=True)
+                self.report["phases"]["close_s"] = time.monotonic() - closing
+                verdict.complete(self.report, self.codes, mode=self.mode, task=self.task)
+                if threads:
+                    import torch
 
-                torch.set_num_threads(threads)
-        return sanitize.finish(self.report, self.source, self.sanitizer)
+                    torch.set_num_threads(threads)
+            return sanitize.finish(self.report, self.source, self.sanitizer, triton_cache=self.runner_triton_cache())
+        finally:
+            self.remove_work()
 
     def _evaluate(self):
         problems = upload.check_upload(self.source)
@@ -173,15 +179,19 @@ class Evaluation:
     def check_threads(self, when: str) -> None:
         if any(c == "extra_threads" for c, _ in self.codes):
             return
-        now = self.runner.thread_count()
-        if now > self.threads_base:
+        names = self.runner.thread_names()
+        if len(names) > self.threads_base:
+            # names the submission may set itself: for the admin reading the flag, not for the verdict
+            new = sorted((Counter(names) - Counter(self.thread_names_base)).elements())
+            named = f" (new by name: {', '.join(new[:8])})" if new else ""
             self.codes.append(("extra_threads", f"the runner had {self.threads_base} threads before the "
-                                                f"submission was imported and {now} {when}"))
+                                                f"submission was imported and {len(names)} {when}{named}"))
 
     # ---- the end -------------------------------------------------------------------------------
-    def close(self):
+    def close(self, keep_work: bool = False):
         """Every process ends and every directory goes, whatever happened; the runner's output
-        goes into the report."""
+        goes into the report. `keep_work`: the runner's work directory stays until `remove_work`
+        (the sanitizer's tools reuse its Triton cache)."""
         if self.compiling:
             self.compiling.cancel()
         kept = self.baseline is not None and self.baseline_idle and baseline_keep.give(
@@ -197,9 +207,21 @@ class Evaluation:
             self.base_work.remove()
         if self.work is not None:
             self.report["logs"] = workdir.logs(self.work)
-            self.work.remove()
+            if not keep_work:
+                self.remove_work()
         if self.tmp_cache:
             shutil.rmtree(self.tmp_cache, ignore_errors=True)
+
+    def remove_work(self):
+        if self.work is not None:
+            self.work.remove()
+
+    def runner_triton_cache(self) -> str | None:
+        """The Triton cache the candidate's runner compiled into (its own user's directory, in
+        its work directory). The sanitizer's tools run the same submission as the same user, so
+        handing them what it compiled gives nothing away, and it spares each tool compiling every
+        kernel again under the tool (seconds a kernel for a block of several)."""
+        return str(self.work.scratch / "triton") if self.work is not None else None
 
 
 def _single_thread() -> int:

@@ -68,6 +68,24 @@ def threads(pids: list[int]) -> list[int]:
     return found
 
 
+def thread_names(pids: list[int]) -> list[str]:
+    """The name (comm) of every thread of these processes. A process may name its own threads
+    as it likes: an audit hint, never evidence."""
+    names = []
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/comm", "rb") as f:
+                    names.append(f.read(64).decode("utf-8", "replace").strip())
+            except OSError:
+                continue
+    return names
+
+
 def _family(sid: int) -> list[int]:
     """Pids of session `sid` and of every descendant of its leader (a child that made a session
     of its own is still a descendant)."""

@@ -69,8 +69,11 @@ def empty(*, task: str, mode: str, device: str) -> dict:
         # report, remove), filled in by sandbox.evaluate; 0 for an evaluation run without one
         # compile_wait_s: how long the correctness phase waited for a compile run beside it
         # (baseline_compile.Overlap); 0 when the compile ran alone before it
-        "phases": {"startup_s": 0.0, "compile_s": 0.0, "compile_wait_s": 0.0, "correctness_s": 0.0,
-                   "timing_s": 0.0, "sanitizer_s": 0.0, "profile_s": 0.0, "sandbox_s": 0.0},
+        # setup_s: from the judge's start of the evaluation to its first wait for the runner (the
+        # upload check, caches, ceilings, starting the processes); close_s: ending them again
+        "phases": {"setup_s": 0.0, "startup_s": 0.0, "compile_s": 0.0, "compile_wait_s": 0.0,
+                   "correctness_s": 0.0, "timing_s": 0.0, "sanitizer_s": 0.0, "profile_s": 0.0,
+                   "close_s": 0.0, "sandbox_s": 0.0},
         "kernels_launched": [],
         "sanitizer": [],
         "logs": "",
@@ -178,7 +181,7 @@ def validate(obj) -> dict:
                      for i, row in enumerate(_list(obj.get("shapes", []), "shapes", MAX_SHAPES))]
     out["tests"] = [_test_row(row, f"tests[{i}]")
                     for i, row in enumerate(_list(obj.get("tests", []), "tests", MAX_TESTS))]
-    phases = _dict(obj.get("phases", {}), "phases", 9)
+    phases = _dict(obj.get("phases", {}), "phases", 16)
     for key in phases:
         if key not in out["phases"]:
             _fail("phases", f"unknown phase {key!r}")

@@ -86,6 +86,9 @@ class Runner:
     def thread_count(self) -> int:
         return len(procinfo.threads(self.tree()))
 
+    def thread_names(self) -> list[str]:
+        return procinfo.thread_names(self.tree())
+
     def signal_tree(self, sig: int) -> None:
         for pid in self.tree():
             try:

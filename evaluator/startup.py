@@ -127,13 +127,15 @@ def start(ev) -> None:
         # the timing
         ev.sanitizer = sanitize.Early.begin(ev)
     t = time.monotonic()
+    ev.report["phases"]["setup_s"] = t - ev.t0
     try:
         hello = ev.expect("hello", ev.deadline)
     except Failure as f:
         # nothing of the submission has run yet: this is the evaluator's failure, not a verdict
         raise RuntimeError(f"the runner failed to start ({f}); its stderr:\n"
                            + workdir.logs(ev.work)[-4000:]) from None
-    ev.threads_base = ev.runner.thread_count()
+    ev.thread_names_base = ev.runner.thread_names()
+    ev.threads_base = len(ev.thread_names_base)
     # sent before the submission exists, so trusted: threads one profiler session starts
     growth = hello.get("profiler_growth")
     ev.profiler_growth = growth if isinstance(growth, int) and 0 <= growth <= 4 else 0

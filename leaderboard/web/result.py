@@ -45,8 +45,9 @@ REASON_WORDS = {
 }
 
 PHASE_WORDS = {
-    "startup_s": "start-up", "compile_s": "compile", "correctness_s": "correctness checks",
-    "timing_s": "timing", "sanitizer_s": "sanitizer", "profile_s": "profile", "sandbox_s": "sandbox",
+    "setup_s": "set-up", "startup_s": "start-up", "compile_s": "compile", "correctness_s": "correctness checks",
+    "timing_s": "timing", "sanitizer_s": "sanitizer", "profile_s": "profile", "close_s": "clean-up",
+    "sandbox_s": "sandbox",
 }
 
 _MAX_ABS = re.compile(r"max abs error ([-+0-9.eE]+|inf|nan)")
@@ -136,8 +137,13 @@ def tests(report: dict) -> list[dict]:
 
 
 def phases(report: dict) -> list[tuple[str, float]]:
+    """The phases that took time, in the order an evaluation runs them (PostgreSQL's jsonb keeps
+    an object's keys in an order of its own); any key this site does not know comes last."""
+    order = list(PHASE_WORDS)
+    given = report.get("phases") or {}
     items = []
-    for key, value in (report.get("phases") or {}).items():
+    for key in sorted(given, key=lambda k: order.index(k) if k in order else len(order)):
+        value = given[key]
         if isinstance(value, (int, float)) and value > 0:
             items.append((PHASE_WORDS.get(key, key.removesuffix("_s").replace("_", " ")), float(value)))
     return items

@@ -35,6 +35,8 @@ def test_the_honest_triton_softmax_is_verified_when_ranked(honest_ranked):
     for side in ("candidate", "eager", "compile"):  # the spread of the timed calls is reported
         assert 0 < row[f"{side}_p10_ms"] <= row[f"{side}_ms"] <= row[f"{side}_p90_ms"], side
     assert r["phases"]["correctness_s"] > 0 and r["phases"]["timing_s"] > 0
+    # the judge's own start (caches, ceilings, processes) and end are in the split too
+    assert r["phases"]["setup_s"] > 0 and r["phases"]["close_s"] > 0
     assert r["versions"]["torch"] and r["versions"]["triton"]
     assert r["ceilings"]["source"] == "estimate"
     assert validate(r) == r
@@ -183,6 +185,8 @@ def _spawn():
     r = evaluate(src)
     assert r["verdict"] == "flagged", r["reasons"]
     assert "extra_threads" in r["reason_codes"]
+    # the admin reads which thread is new, by the name the OS shows for it
+    assert any("new by name: " in reason for reason in r["reasons"]), r["reasons"]
 
 
 @pytest.mark.serial  # compares two CPU timings

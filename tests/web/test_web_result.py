@@ -74,7 +74,8 @@ def test_no_raw_none_phase_keys_or_long_floats(client, task, owner):
     sub = make_done(task, owner, speedup=1.1, device_type="cpu")
     report = dict(sub.report)
     report["tests"][0]["max_abs_err"] = 1.1920928955078125e-07
-    report["phases"] = {"startup_s": 0.4123456789, "compile_s": 12.7, "sandbox_s": 3.0}
+    report["phases"] = {"setup_s": 1.5, "startup_s": 0.4123456789, "compile_s": 12.7, "close_s": 0.2,
+                        "sandbox_s": 3.0}
     Submission.objects.filter(pk=sub.pk).update(report=report, versions={"python": "3.12.3", "torch": "2.11.0",
                                                                         "cuda": None})
     html = page(client, owner, sub)
@@ -82,6 +83,8 @@ def test_no_raw_none_phase_keys_or_long_floats(client, task, owner):
     assert "None" not in result and "startup_s" not in result and "cuda" not in result
     assert "1.2e-07" in result and "1.1920928955078125e-07" not in result
     assert "start-up 0.41 s" in result and "compile 13 s" in result
+    # in the order the evaluation runs them, whatever order the database keeps the keys in
+    assert "set-up 1.5 s · start-up 0.41 s · compile 13 s · clean-up 0.20 s · sandbox 3.0 s" in result
     shown = re.sub(r"<script.*?</script>", "", result, flags=re.S)  # the chart's data is JSON, not text
     assert not re.search(r"\d\.\d{8,}", shown)
 
