@@ -58,6 +58,7 @@ class Phase:
         self.reuse = reuse_base_inputs()
         self.samples = []
         self.base_written = None  # calls the baselines' buffer last got fresh inputs for
+        self.spent = {}  # the current shape's seconds in sizing, warm-up and rounds (samples only)
 
     def run(self) -> list[dict]:
         rows = [self.shape(j, shape) for j, shape in enumerate(self.ev.bench_shapes)]
@@ -87,6 +88,7 @@ class Phase:
             return got
 
         # size the batches: the eager baseline on its own clock, the candidate on the judge's
+        started = time.monotonic()
         kind = "quick" if ev.quick else ev.device
         sizing = batch.SIZING_CALLS[kind]
         self._map(plan, {"cand": sizing, "eager": sizing})
@@ -106,11 +108,15 @@ class Phase:
                                                quick=ev.quick)
         calls = {"cand": k_cand, "eager": k_base, "compile": k_base}
         self._map(plan, calls)
+        sized = time.monotonic()
         warmup = self.reps[0]
         for w in range(warmup):
             for side in SIDES:
                 run(side, calls[side], first=(w == 0 and side == "compile"))
+        warm = time.monotonic()
         got, rounds = self.rounds(run, calls)
+        # where the shape's time went, for the samples (docs/bench/judge-clock.md)
+        self.spent = {"sizing_s": sized - started, "warmup_s": warm - sized, "rounds_s": time.monotonic() - warm}
         return self.row(shape, where, calls, got, fills, rounds)
 
     def rounds(self, run, calls: dict) -> tuple[dict, dict]:
@@ -160,7 +166,7 @@ class Phase:
             row[f"{name}_p10_ms"] = timing.quantile(times[side], 0.1)
             row[f"{name}_p90_ms"] = timing.quantile(times[side], 0.9)
         self.samples.append({"shape": dict(shape), "calls": calls, "overhead_ms": overhead, "overheads": overheads,
-                             "rounds": rounds,
+                             "rounds": rounds, "spent": dict(self.spent),
                              **{side: [vars(t) for t in got[side]] for side in SIDES}})
         # GPU only: on the CPU a stopped process computes nothing, and the tree-wide SIGSTOP is
         # the defence; there the time to write inputs varies with the machine's other load

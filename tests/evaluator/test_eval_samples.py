@@ -32,6 +32,10 @@ def test_samples_are_written_and_reproduce_the_score(honest_ranked):
     # on the CPU every side loses the one pooled overhead (the GPU takes each side's own and the
     # candidate's by window length: batch.candidate_overhead)
     assert row["overheads"] == {side: row["overhead_ms"] for side in timed.SIDES}
+    # where the shape's timing went, and no more than the whole timing phase
+    spent = row["spent"]
+    assert set(spent) == {"sizing_s", "warmup_s", "rounds_s"} and all(v > 0 for v in spent.values())
+    assert sum(spent.values()) < report["phases"]["timing_s"]
 
 
 def test_the_candidates_own_times_do_not_enter_the_score(honest_ranked):
