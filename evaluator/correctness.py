@@ -55,6 +55,8 @@ def recheck(ev) -> None:
         try:
             if ev.probe:
                 ev.probe.sample()
+                if i == len(ev.small_shapes) - 1 and ev.probe.slow():
+                    ev.probe.confirm()
         finally:
             ev.runner.cont()
     ev.check_threads("after timing")

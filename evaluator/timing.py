@@ -127,15 +127,22 @@ def _best_ms(fn, reps: int) -> float:
 
 # ---- the busy probe: is something else using the device while the runner is stopped? ------------
 
+PROBE_SLOWDOWN = 1.5  # the probe while the runner is stopped vs before it started
+PROBE_PAUSE_S = 0.5  # before a slow reading is confirmed
+
+
 class Probe:
     """A fixed GPU workload timed before the runner starts and again while it is stopped. A kernel
-    the submission left running (a stopped process's GPU work goes on) makes it slower."""
+    the submission left running (a stopped process's GPU work goes on) makes it slower. A slow
+    reading is confirmed once more, still stopped, before it counts (`confirm`): work the
+    submission left running is still there, while a burst of someone else's work has passed."""
 
     def __init__(self, device: str):
         self.a = torch.randn(2048, 2048, device=device, dtype=torch.bfloat16)
         self.src = torch.empty(16 << 20, dtype=torch.float32, device=device)
         self.dst = torch.empty_like(self.src)
         self.samples: list[float] = []
+        self.confirmed: list[float] = []
         self.once()
         self.reference = median([self.once() for _ in range(7)])
 
@@ -154,7 +161,30 @@ class Probe:
     def sample(self, n: int = 3) -> None:
         self.samples.extend(self.once() for _ in range(n))
 
+    def slow(self) -> bool:
+        """The samples so far read slow, and no confirmation has been taken yet."""
+        return not self.confirmed and self._ratio(self.samples) > PROBE_SLOWDOWN
+
+    def confirm(self, n: int = 7) -> None:
+        """Samples once more after a pause (the runner stopped throughout, by the caller)."""
+        time.sleep(PROBE_PAUSE_S)
+        self.confirmed = [self.once() for _ in range(n)]
+
     def slowdown(self) -> float:
-        if not self.samples or not self.reference > 0:
+        """How much slower the probe ran while the runner was stopped: the samples' median over
+        the reference, or the confirmation's when it read faster."""
+        ratio = self._ratio(self.samples)
+        return min(ratio, self._ratio(self.confirmed)) if self.confirmed else ratio
+
+    def describe(self) -> str:
+        """The readings behind a flag, for the admin."""
+        text = (f"{self.reference:.3g} ms before the run, median {median(self.samples):.3g} ms over "
+                f"{len(self.samples)} samples while the runner was stopped")
+        if self.confirmed:
+            text += f", {median(self.confirmed):.3g} ms when confirmed after a {PROBE_PAUSE_S:g} s pause"
+        return text
+
+    def _ratio(self, samples: list[float]) -> float:
+        if not samples or not self.reference > 0:
             return 1.0
-        return median(self.samples) / self.reference
+        return median(samples) / self.reference

@@ -8,9 +8,6 @@ import time
 
 from . import calls, checks, opcount, report, timing
 
-PROBE_SLOWDOWN = 1.5  # GPU probe while the runner is stopped vs before it started
-
-
 def stats(ev) -> None:
     """Which kernels of the submission ran, and whether library calls did the task's work."""
     ev.send({"op": "stats"})
@@ -28,10 +25,11 @@ def stats(ev) -> None:
             ev.codes.append(("no_kernel_launched", "the work is done by library calls, not by the "
                                                    "submission's kernels: " + "; ".join(library[:4])))
     slowdown = ev.probe.slowdown() if ev.probe else 1.0
-    if slowdown > PROBE_SLOWDOWN:
+    if slowdown > timing.PROBE_SLOWDOWN:
         ev.codes.append(("extra_threads", f"the {ev.device} was busy while the runner was "
                                           f"stopped: a fixed probe ran {slowdown:.1f}x slower than "
-                                          "before the run (work left running in the background)"))
+                                          f"before the run (work left running in the background; "
+                                          f"{ev.probe.describe()})"))
     ev.send({"op": "exit"})
 
 
