@@ -46,7 +46,7 @@ REASON_WORDS = {
 
 PHASE_WORDS = {
     "setup_s": "set-up", "startup_s": "start-up", "compile_s": "compile", "correctness_s": "correctness checks",
-    "timing_s": "timing", "sanitizer_s": "sanitizer", "profile_s": "profile", "close_s": "clean-up",
+    "timing_s": "timing", "profile_s": "profile", "close_s": "clean-up", "sanitizer_s": "sanitizer",
     "sandbox_s": "sandbox",
 }
 
