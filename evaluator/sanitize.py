@@ -9,11 +9,13 @@ lands outside any allocation, where memcheck sees it.
 
 By default both tools run after the verdict (`apply`), side by side; the evaluation waits for the
 slower. They then load the submission's kernels from the Triton cache its runner compiled them
-into (the judge keeps the runner's work directory until they end): the same submission as the same
-user, so it learns nothing new, and the tools skip compiling each kernel again. With EVALUATOR_SANITIZE_EARLY=1 and a root judge they start once the baselines have
-compiled and run beside the correctness phase (`Early`), each under a small init of a PID namespace
-of its own (`contain`): when the tool ends the kernel kills whatever the submission left behind
-in it, so nothing of it can still use the GPU when the timing starts, which waits for both tools.
+into (the judge keeps the runner's work directory until they end): the same submission as the
+same user, so it learns nothing new, and the tools skip compiling each kernel again.
+
+With EVALUATOR_SANITIZE_EARLY=1 and a root judge they start once the baselines have compiled and
+run beside the correctness phase (`Early`), each under a small init of a PID namespace of its own
+(`contain`): when the tool ends the kernel kills whatever the submission left behind in it, so
+nothing of it can still use the GPU when the timing starts, which waits for both tools.
 That is off by default: on the H200 the tools started this way inside an evaluation never find
 their target (docs/evaluator.md, Phases; figures in docs/bench/judge-clock.md).
 """

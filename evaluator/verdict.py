@@ -8,6 +8,7 @@ import time
 
 from . import calls, checks, opcount, report, timing
 
+
 def stats(ev) -> None:
     """Which kernels of the submission ran, and whether library calls did the task's work."""
     ev.send({"op": "stats"})
