@@ -83,9 +83,6 @@ class Runner:
         """The runner and every descendant (found through /proc; setsid cannot hide a child)."""
         return procinfo.descendants(self.pid)
 
-    def thread_count(self) -> int:
-        return len(procinfo.threads(self.tree()))
-
     def thread_names(self) -> list[str]:
         return procinfo.thread_names(self.tree())
 

@@ -58,7 +58,6 @@ class Phase:
         self.reuse = reuse_base_inputs()
         self.samples = []
         self.base_written = None  # calls the baselines' buffer last got fresh inputs for
-        self.spent = {}  # the current shape's seconds in sizing, warm-up and rounds (samples only)
 
     def run(self) -> list[dict]:
         rows = [self.shape(j, shape) for j, shape in enumerate(self.ev.bench_shapes)]
@@ -115,9 +114,11 @@ class Phase:
                 run(side, calls[side], first=(w == 0 and side == "compile"))
         warm = time.monotonic()
         got, rounds = self.rounds(run, calls)
+        ended = time.monotonic()
+        row = self.row(shape, where, calls, got, fills, rounds)
         # where the shape's time went, for the samples (docs/bench/judge-clock.md)
-        self.spent = {"sizing_s": sized - started, "warmup_s": warm - sized, "rounds_s": time.monotonic() - warm}
-        return self.row(shape, where, calls, got, fills, rounds)
+        self.samples[-1]["spent"] = {"sizing_s": sized - started, "warmup_s": warm - sized, "rounds_s": ended - warm}
+        return row
 
     def rounds(self, run, calls: dict) -> tuple[dict, dict]:
         """The timed rounds of a shape, until the medians are stable or its share of the budget is
@@ -166,7 +167,7 @@ class Phase:
             row[f"{name}_p10_ms"] = timing.quantile(times[side], 0.1)
             row[f"{name}_p90_ms"] = timing.quantile(times[side], 0.9)
         self.samples.append({"shape": dict(shape), "calls": calls, "overhead_ms": overhead, "overheads": overheads,
-                             "rounds": rounds, "spent": dict(self.spent),
+                             "rounds": rounds,
                              **{side: [vars(t) for t in got[side]] for side in SIDES}})
         # GPU only: on the CPU a stopped process computes nothing, and the tree-wide SIGSTOP is
         # the defence; there the time to write inputs varies with the machine's other load
