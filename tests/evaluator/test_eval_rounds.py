@@ -2,6 +2,7 @@
 the budget's sake never fewer than min(min_rounds, BUDGET_ROUNDS) (a slow candidate must not run
 past its time limit; 3 rounds still give each side three batches)."""
 import json
+import time
 import types
 
 import pytest
@@ -94,3 +95,28 @@ def test_a_whole_timing_phase_in_the_gpu_order(evaluate, honest, tmp_path, monke
         expected = timed.round_ratio(timed.by_round(per_call(base), row["rounds"][base]),
                                      timed.by_round(per_call("cand"), row["rounds"]["cand"]))
         assert shape[key] == pytest.approx(expected, rel=1e-9)
+
+
+def _aged(seconds: float, device: str = "cuda", quick: bool = False):
+    return types.SimpleNamespace(device=device, quick=quick, t0=time.monotonic() - seconds)
+
+
+def test_on_the_gpu_the_rounds_run_until_the_evaluation_reaches_its_age(monkeypatch):
+    monkeypatch.delenv("EVALUATOR_ROUNDS_UNTIL_S", raising=False)
+    least = timed.REPS["cuda"][4]
+    young = timed.ROUNDS_UNTIL_S - least - 6.0  # earlier phases quick: more than the least
+    assert timed.rounds_budget(_aged(young), least) == pytest.approx(least + 6.0, abs=0.05)
+    # an evaluation whose earlier phases were slow keeps the least budget, never less
+    assert timed.rounds_budget(_aged(timed.ROUNDS_UNTIL_S), least) == least
+    # and none gets more than the most
+    assert timed.rounds_budget(_aged(0.0), least) == timed.ROUNDS_MAX_S
+
+
+def test_the_cpu_the_quick_mode_and_the_operator_keep_the_least(monkeypatch):
+    monkeypatch.delenv("EVALUATOR_ROUNDS_UNTIL_S", raising=False)
+    assert timed.rounds_budget(_aged(0.0, device="cpu"), 30.0) == 30.0
+    assert timed.rounds_budget(_aged(0.0, quick=True), 5.0) == 5.0
+    monkeypatch.setenv("EVALUATOR_ROUNDS_UNTIL_S", "0")
+    assert timed.rounds_budget(_aged(0.0), 10.0) == 10.0
+    monkeypatch.setenv("EVALUATOR_ROUNDS_UNTIL_S", "not a number")
+    assert timed.rounds_budget(_aged(0.0), 10.0) == timed.ROUNDS_MAX_S

@@ -34,6 +34,8 @@ def test_samples_are_written_and_reproduce_the_score(honest_ranked):
     assert row["overheads"] == {side: row["overhead_ms"] for side in timed.SIDES}
     # where the shape's timing went, and no more than the whole timing phase
     spent = row["spent"]
+    budget = spent.pop("budget_s")
+    assert budget == timed.REPS["quick"][4]  # quick mode, these tests' default: the least budget
     assert set(spent) == {"sizing_s", "warmup_s", "rounds_s"} and all(v > 0 for v in spent.values())
     assert sum(spent.values()) < report["phases"]["timing_s"]
 
