@@ -74,12 +74,13 @@ class Phase:
     def __init__(self, ev, sides: dict, checkers: dict):
         self.ev, self.sides, self.checkers = ev, sides, checkers
         self.reps = REPS["quick" if ev.quick else ev.device]
-        self.budget_s = rounds_budget(ev, self.reps[4])
+        self.budget_s = self.reps[4]  # seconds of rounds, set when run() starts
         self.reuse = reuse_base_inputs()
         self.samples = []
         self.base_written = None  # calls the baselines' buffer last got fresh inputs for
 
     def run(self) -> list[dict]:
+        self.budget_s = rounds_budget(self.ev, self.reps[4])
         rows = [self.shape(j, shape) for j, shape in enumerate(self.ev.bench_shapes)]
         _write_samples(self.ev.task_name, self.samples, getattr(self.ev, "pinned_cores", None))
         return rows
