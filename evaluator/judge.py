@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 import shutil
+import signal
 import time
 from collections import Counter
 
@@ -40,6 +41,7 @@ class Evaluation:
         self.sanitizer = None  # sanitize.Early: the tools running beside the correctness phase
         self.compiling = None  # baseline_compile.Overlap: the compile running beside it
         self.checkers = {}
+        self.in_batches = False  # the timed batches are running (what a crash then means)
         self.first_call_limit_s, self.call_limit_s = calls.FIRST_CALL_LIMIT_S, calls.CALL_LIMIT_S
         self._call_limit = calls.FIRST_CALL_LIMIT_S
 
@@ -106,10 +108,12 @@ class Evaluation:
         self.pinned_cores = pinned.cores if pinned else None
         self.runner.stop()
         self.baseline_idle = False
+        self.in_batches = True
         try:
             self.report["shapes"] = timed.Phase(self, sides, self.checkers).run()
             self.baseline_idle = True
         finally:
+            self.in_batches = False
             self.runner.cont()
             if pinned:
                 pinned.restore()
@@ -160,7 +164,12 @@ class Evaluation:
             return Failure(("out_of_memory", "the runner was killed by signal 9 (SIGKILL): probably "
                                              "out of memory"))
         if status < 0:
-            return Failure(("crash", f"the runner was killed by signal {-status}"))
+            why = f"the runner was killed by signal {-status}"
+            if -status in (signal.SIGSEGV, signal.SIGBUS) and self.in_batches and self.device != "cuda":
+                # the CPU runner maps the checker's input file read-only (runner_batch.map_inputs)
+                why += (" in a timed batch, whose inputs are mapped read-only on the CPU: a kernel that "
+                        "writes into its input tensors faults there")
+            return Failure(("crash", why))
         return Failure(("crash", f"the runner exited with status {status} before the evaluation "
                                  "finished (no complete result)"))
 
