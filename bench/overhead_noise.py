@@ -26,17 +26,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from evaluator import batch, timed  # noqa: E402
+from evaluator import batch, timed, timing  # noqa: E402
 
 QUANTILES = (0.5, 0.25, 0.1)
-
-
-def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    at = q * (len(ordered) - 1)
-    low = int(at)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
 
 
 def mad(values: list[float]) -> float:
@@ -52,7 +44,7 @@ def timed_batches(row: dict, side: str) -> list[batch.Timed]:
 def score(row: dict, q: float) -> float | None:
     """The judge's score of one shape with the baselines' overheads read at quantile q."""
     got = {side: timed_batches(row, side) for side in timed.SIDES}
-    own = {side: max(0.0, quantile([t.window_ms - t.device_ms for t in got[side]], q))
+    own = {side: max(0.0, timing.quantile([t.window_ms - t.device_ms for t in got[side]], q))
            for side in ("eager", "compile")}
     points = [(statistics.median([t.window_ms for t in got[side]]), own[side]) for side in own]
     overheads = {"cand": batch.candidate_overhead(statistics.median([t.window_ms for t in got["cand"]]), points),
