@@ -1,7 +1,8 @@
 """What a timed batch costs the checker outside the window, on a GPU: writing the inputs (`fill`)
-and verifying the outputs (`verify`), the torch path against the fast path (evaluator/fastcheck.py),
-per call and per part, for every task's benchmark shapes; and whether the two paths agree on
-honest, wrong, non-finite and modified data. Results in docs/bench/checker-cost.md.
+and verifying the outputs (`verify`), the torch path against the fast path (evaluator/fastgen.py
+draws the inputs, evaluator/fastcheck.py checks them), per call and per part, for every task's
+benchmark shapes; whether the two paths agree on honest, wrong, non-finite and modified data; and
+whether the fast path's inputs keep each input law's shape. Results in docs/bench/checker-cost.md.
 
     python bench/checker_cost.py OUTDIR [--calls K] [--tasks a,b]
 
@@ -20,7 +21,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from evaluator import fastcheck  # noqa: E402
+from evaluator import fastcheck, fastgen  # noqa: E402
 from evaluator.checker import Checker  # noqa: E402
 from evaluator.tasks import TASKS, base, get_task  # noqa: E402
 
@@ -29,15 +30,16 @@ MEMORY = 16 << 30
 
 @contextlib.contextmanager
 def torch_path(checker=None):
-    """The checker on its torch path: inputs rebuilt and compared byte for byte, torch's comparison."""
-    saved, prints = fastcheck._kernels, checker.prints if checker else None
-    fastcheck._kernels = False
+    """The checker on its torch path: inputs drawn by torch, rebuilt and compared byte for byte,
+    torch's comparison."""
+    saved, prints = (fastcheck._kernels, fastgen._kernels), checker.prints if checker else None
+    fastcheck._kernels = fastgen._kernels = False
     if checker:
         checker.prints = []
     try:
         yield
     finally:
-        fastcheck._kernels = saved
+        fastcheck._kernels, fastgen._kernels = saved
         if checker:
             checker.prints = prints
 
@@ -70,6 +72,7 @@ def _parts_of(task, shape: dict, seed: int) -> dict:
     out = task.reference(*inputs).to(task.output_dtype)
     row = {
         "make_inputs": timed(lambda: task.make_inputs(shape, seed, "cuda"), 3),
+        "make_inputs_fast": timed(lambda: fast_inputs(task, shape, seed), 3),
         "copy": timed(lambda: [x.clone() for x in inputs], 3),
         "fingerprint": timed(lambda: [fastcheck.fingerprint(x, 12345) for x in inputs], 3),
         "same_bytes": timed(lambda: [torch.equal(x, x.clone()) for x in inputs], 3),
@@ -79,6 +82,31 @@ def _parts_of(task, shape: dict, seed: int) -> dict:
     with torch_path():
         row["compare_torch"] = timed(lambda: task.tolerance.compare(out, gold), 3)
     return row
+
+
+def fast_inputs(task, shape: dict, seed: int):
+    with base.fast_inputs():
+        return task.make_inputs(shape, seed, "cuda")
+
+
+def laws(rows: int = 4096, cols: int = 8192) -> dict:
+    """Per input law, the fast path's draws beside torch's: spread, kurtosis and the 99.9th
+    percentile of |x|; `ok` when the two agree within sampling error."""
+    found = {}
+    for dist in range(base.N_DISTRIBUTIONS):
+        row = {}
+        for path in ("torch", "fast"):
+            with base.fast_inputs() if path == "fast" else contextlib.nullcontext():
+                x = base.signed_matrix(base.generator(77 + dist, "cuda"), rows, cols, "cuda", dist).double()
+            c = x - x.mean()
+            row[path] = {"mean": float(x.mean()), "std": float(x.std()),
+                         "kurtosis": float((c ** 4).mean() / (c ** 2).mean() ** 2),
+                         "q999": float(x.abs().flatten().kthvalue(int(0.999 * x.numel())).values)}
+        t, f = row["torch"], row["fast"]
+        row["ok"] = (abs(f["mean"]) < 0.01 and abs(f["std"] - 1) < 0.01 and abs(f["q999"] / t["q999"] - 1) < 0.03
+                     and (dist == 3 or abs(f["kurtosis"] / t["kurtosis"] - 1) < 0.05))
+        found[dist] = row
+    return found
 
 
 def batch_costs(task, shape: dict, calls: int) -> dict:
@@ -146,7 +174,8 @@ def main() -> int:
     a = p.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    report = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "tasks": {}}
+    report = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "tasks": {}, "laws": laws()}
+    print("laws", json.dumps(report["laws"]), flush=True)
     for name in a.tasks.split(","):
         task = get_task(name)
         shape = task.bench_shapes("cuda")[0]
@@ -157,6 +186,7 @@ def main() -> int:
     wrong = [n for n, r in report["tasks"].items()
              if r["honest"]["fast"][0] or r["honest"]["torch"][0] or r["checks"]["one_input_bit"] != "input_modified"
              or any(c["fast"][0] != c["torch"][0] for k, c in r["checks"].items() if k != "one_input_bit")]
+    wrong += [f"law {d}" for d, r in report["laws"].items() if not r["ok"]]
     if wrong:
         print("the paths disagree on:", wrong, flush=True)
     return 1 if wrong else 0

@@ -26,7 +26,8 @@ ENV_PASSTHROUGH = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VI
                    "TORCH_CUDA_ARCH_LIST", "LANG", "LC_ALL", "TZ", "EVALUATOR_PID_NAMESPACE",
                    "PYTHONFAULTHANDLER",  # a crashing runner's stack, in the report's logs
                    # the timing's pre-flush writes and gate hold (A/B runs in bench/)
-                   "EVALUATOR_GPU_WARM_MS", "EVALUATOR_GPU_GATE_HOLD_MS")
+                   "EVALUATOR_GPU_WARM_MS", "EVALUATOR_GPU_GATE_HOLD_MS",
+                   "EVALUATOR_FAST_INPUTS")  # the checker's input writer (A/B runs in bench/)
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 
 

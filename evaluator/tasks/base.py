@@ -6,6 +6,7 @@ to build inputs and references.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 from typing import Callable, Sequence
@@ -136,6 +137,26 @@ def generator(seed: int, device: str) -> torch.Generator:
 # ---- input building blocks shared by the task modules ---------------------------------------
 
 N_DISTRIBUTIONS = 4
+_fast = False  # inside fast_inputs(): the GPU draws in one pass (evaluator/fastgen.py)
+
+
+@contextlib.contextmanager
+def fast_inputs():
+    """signed_matrix and varied_rows drawn by evaluator/fastgen.py where it can run (a CUDA
+    device with Triton): the same laws, other draws. For the checker's timed batches, whose inputs
+    only the checker builds and verifies."""
+    global _fast
+    saved, _fast = _fast, True
+    try:
+        yield
+    finally:
+        _fast = saved
+
+
+def _fastgen():
+    from .. import fastgen
+
+    return fastgen
 
 
 def signed_matrix(g: torch.Generator, rows: int, cols: int, device: str, dist: int) -> torch.Tensor:
@@ -143,6 +164,9 @@ def signed_matrix(g: torch.Generator, rows: int, cols: int, device: str, dist: i
     caller from the seed so no single input law can be exploited in closed form, threat A8)."""
     kw = dict(generator=g, device=device, dtype=torch.float32)
     dist %= N_DISTRIBUTIONS
+    fast = _fastgen().signed_matrix(g, rows, cols, device, dist) if _fast else None
+    if fast is not None:
+        return fast
     if dist == 0:  # normal
         x = torch.randn(rows, cols, **kw)
     elif dist == 1:  # uniform with unit variance
@@ -170,6 +194,11 @@ def varied_rows(g: torch.Generator, rows: int, cols: int, device: str, dist: int
     The outliers are drawn for the heavy rows only and the rest is done in place: the checker
     builds every input of a timed batch twice (to write it, and to verify it was not changed),
     so the passes over a full-size tensor here are most of the time a timing round takes."""
+    if _fast:
+        fast = _fastgen().varied_rows(g, rows, cols, device, dist % N_DISTRIBUTIONS, log_scale=log_scale,
+                                      offset=offset, heavy_frac=heavy_frac, heavy_mag=heavy_mag)
+        if fast is not None:
+            return fast
     kw = dict(generator=g, device=device, dtype=torch.float32)
     x = signed_matrix(g, rows, cols, device, dist)
     scale = torch.exp((torch.rand(rows, 1, **kw) * 2 - 1) * log_scale)
