@@ -156,6 +156,7 @@ def test_an_auditor_approves_and_disqualifies_in_the_console(page, site):
     Submission.objects.filter(pk=cheat.pk).update(source=LONG_SOURCE)
     log_in(page, site.url, "auditor")
     page.get_by_role("link", name="Audit", exact=True).click()
+    page.wait_for_url(f"{site.url}/audit/")
     rows = page.locator("#queue tbody tr")
     assert rows.count() == 2
     assert "Much faster than torch.compile" in page.inner_text("#queue")
@@ -174,6 +175,7 @@ def test_an_auditor_approves_and_disqualifies_in_the_console(page, site):
 
     page.goto(f"{site.url}/audit/")
     page.get_by_role("link", name=f"#{cheat.pk}").click()
+    page.wait_for_url(f"{site.url}/audit/{cheat.pk}/")  # count() does not wait for the page
     assert page.locator(".highlight .hll").count() == 1 and "ctypes" in page.inner_text(".highlight .hll")
     page.fill("#id_reason", "reads the answer through ctypes")
     page.click("#disqualify")
