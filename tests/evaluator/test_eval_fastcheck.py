@@ -2,14 +2,9 @@
 the keyed fingerprint tells changed bytes from unchanged ones, and the one-pass comparison gives
 Tolerance.compare's verdict. A subprocess, because the interpreter is chosen when Triton is
 imported."""
-import json
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from interp_helpers import interpreted
 
 SCRIPT = textwrap.dedent("""
     import json
@@ -71,16 +66,8 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def _run() -> dict:
-    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def test_fingerprint_and_compare_under_the_interpreter():
-    got = _run()
+    got = interpreted(SCRIPT)
     assert got["fingerprint"] == {"by_hand": True, "same": True, "one_bit": True, "two_sign_bits": True, "other_key": True,
                                   "strided": True, "odd_bytes": True}
     rows = got["compare"]

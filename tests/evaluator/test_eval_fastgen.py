@@ -3,14 +3,9 @@ each seed gives its own bytes and the same bytes again, every input law keeps it
 bounds, tails), varied_rows keeps its row scales and outliers, and the checker verifies a batch it
 wrote this way (the fill and the verification build the same inputs). A subprocess, because the
 interpreter is chosen when Triton is imported."""
-import json
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from interp_helpers import interpreted
 
 SCRIPT = textwrap.dedent("""
     import json
@@ -59,16 +54,8 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def _run() -> dict:
-    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def test_fast_inputs_keep_their_laws_and_the_checker_verifies_them():
-    got = _run()
+    got = interpreted(SCRIPT)
     kurtosis = {"0": (2.85, 3.15), "1": (1.75, 1.85), "2": (5.0, 7.5), "3": (8.0, 1e9)}  # normal .. student t
     for dist, law in got["laws"].items():
         assert law["same"] and law["other"], dist
