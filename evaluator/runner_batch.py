@@ -32,6 +32,7 @@ class BatchCalls:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # read-only on purpose: writes fault
                     raw = torch.from_numpy(mm)
+            self.input_span = (raw.data_ptr(), raw.data_ptr() + nbytes)
             step = int(msg["slot_bytes"])
             self.slots = [tuple(raw[k * step + o: k * step + o + n].view(getattr(torch, d)).view(s)
                                 for d, s, o, n in msg["layout"]) for k in range(int(msg["slots"]))]
@@ -96,8 +97,24 @@ class BatchCalls:
         # the checker reads whole words from the start of each output
         outs = [o if o.is_contiguous() and o.data_ptr() % 16 == 0
                 else o.clone(memory_format=torch.contiguous_format) for o in outs]
-        descs = [self.exporter.export(o) for o in outs] if self.device == "cuda" else None
+        if self.device != "cuda":
+            return outs, problems, meta, None
+        from .ipc import IpcError
+
+        try:
+            descs = [self.exporter.export(o) for o in outs]
+        except IpcError as e:
+            return outs, [self._unshareable(outs, e)], meta, None
         return outs, problems, meta, descs
+
+    def _unshareable(self, outs, error) -> list:
+        """Why an output cannot be handed to the checker: most often it lies in the inputs' memory,
+        which this process maps from the checker and so cannot export again."""
+        lo, hi = getattr(self, "input_span", (0, 0))
+        if any(lo <= o.data_ptr() < hi for o in outs):
+            return ["aliases_input", "the output lies in an input's memory: return a new tensor"]
+        return ["wrong_type", f"custom_kernel returned a tensor whose memory cannot be shared with the checker "
+                              f"({one_line(error)}): return one from torch's CUDA allocator"]
 
     def _batch_problems(self, out) -> list:
         import torch

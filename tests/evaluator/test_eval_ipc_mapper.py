@@ -35,10 +35,12 @@ class FakeDriver:
         if attribute != 7:  # CU_POINTER_ATTRIBUTE_BUFFER_ID in cuda.h
             out_ref._obj.value = 1
             return 0
-        out_ref._obj.value = self.allocs[ptr][1]
+        out_ref._obj.value = self.allocs[ptr][1] if ptr in self.allocs else ptr  # a mapping's own id
         return 0
 
     def cuIpcGetMemHandle(self, handle_ref, base):
+        if base in self.mapped:  # the driver exports only what this process allocated
+            return CUDA_ERROR_INVALID_VALUE
         self.handles_made += 1
         ctypes.memmove(ctypes.addressof(handle_ref._obj), base.to_bytes(8, "little") + bytes(56), 64)
         return 0
@@ -153,3 +155,20 @@ def test_malformed_descriptors_are_refused(driver, change):
         desc.pop("id")
     with pytest.raises(ipc.IpcError, match="malformed"):
         ipc.Mapper().address(desc, 16)
+
+
+def test_an_output_in_the_mapped_inputs_is_named_as_aliasing(driver):
+    """A kernel that returns its input hands back memory the runner mapped from the checker: the
+    driver will not export it again, and the runner says why instead of crashing."""
+    from evaluator.runner_batch import BatchCalls
+
+    driver.alloc(0x10000, 1 << 20, buffer_id=11)
+    inputs = ipc.Mapper().address(ipc.Exporter().export(Tensor(0x10000)), 1 << 20)
+    with pytest.raises(ipc.IpcError, match="cuIpcGetMemHandle") as refused:
+        ipc.Exporter().export(Tensor(inputs + 4096))
+    runner = BatchCalls()
+    runner.input_span = (inputs, inputs + (1 << 20))
+    code, why = runner._unshareable([Tensor(inputs + 4096)], refused.value)
+    assert code == "aliases_input" and "input's memory" in why
+    code, why = runner._unshareable([Tensor(0x900000)], refused.value)
+    assert code == "wrong_type" and "cuIpcGetMemHandle" in why
