@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 import traceback
 
-from .live import one_line, plain_tensor, raw, type_name
+from .live import one_line, overlap, plain_tensor, raw, span, type_name
 
 
 class BatchCalls:
@@ -32,7 +32,6 @@ class BatchCalls:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # read-only on purpose: writes fault
                     raw = torch.from_numpy(mm)
-            self.input_span = (raw.data_ptr(), raw.data_ptr() + nbytes)
             step = int(msg["slot_bytes"])
             self.slots = [tuple(raw[k * step + o: k * step + o + n].view(getattr(torch, d)).view(s)
                                 for d, s, o, n in msg["layout"]) for k in range(int(msg["slots"]))]
@@ -110,8 +109,8 @@ class BatchCalls:
     def _unshareable(self, outs, error) -> list:
         """Why an output cannot be handed to the checker: most often it lies in the inputs' memory,
         which this process maps from the checker and so cannot export again."""
-        lo, hi = getattr(self, "input_span", (0, 0))
-        if any(lo <= o.data_ptr() < hi for o in outs):
+        inputs = span(self.slots[0][0]) if getattr(self, "slots", None) else None  # the whole mapped buffer
+        if any(overlap(span(o), inputs) for o in outs):
             return ["aliases_input", "the output lies in an input's memory: return a new tensor"]
         return ["wrong_type", f"custom_kernel returned a tensor whose memory cannot be shared with the checker "
                               f"({one_line(error)}): return one from torch's CUDA allocator"]
