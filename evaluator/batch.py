@@ -131,7 +131,10 @@ class LocalChecker:
         nbytes = slots * self.checker.slot_bytes
         self._unlink()
         self.path = os.path.join(self.work.path, f"inputs-{secrets.token_hex(4)}.bin")
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        # the runner (another uid when the judge is root) maps it: its mode is set here, never left
+        # to the umask of whoever started the worker
+        os.fchmod(fd, 0o644)
         os.ftruncate(fd, max(nbytes, 1))
         os.close(fd)
         self.checker.use_buffer(torch.from_file(self.path, shared=True, size=max(nbytes, 1), dtype=torch.uint8))

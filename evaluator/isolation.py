@@ -162,6 +162,18 @@ def _check(rc: int, what: str) -> None:
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
+def _makedirs_open(path: str) -> None:
+    """Each missing directory of path, 0755 whatever the umask: the runner (another uid) must
+    traverse them."""
+    missing = []
+    while not os.path.isdir(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    for p in reversed(missing):
+        os.mkdir(p)
+        os.chmod(p, 0o755)
+
+
 def _expose(libc, blocked: dict[str, list[str]]) -> None:
     _check(libc.unshare(CLONE_NEWNS), "unshare")
     _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount private")
@@ -175,7 +187,7 @@ def _expose(libc, blocked: dict[str, list[str]]) -> None:
             staged.append((spot, path))
         _check(libc.mount(b"tmpfs", ancestor.encode(), b"tmpfs", 0, b"mode=755"), "tmpfs")
     for spot, path in staged:
-        os.makedirs(path, mode=0o755, exist_ok=True)
+        _makedirs_open(path)
         _check(libc.mount(spot.encode(), path.encode(), None, MS_BIND | MS_REC, None), "bind back")
         libc.umount2(spot.encode(), MNT_DETACH)
         os.rmdir(spot)

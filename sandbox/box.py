@@ -145,6 +145,7 @@ def make_workdir(source: bytes, *, deadline: float, base: str | None = None) -> 
     os.chmod(out, 0o700 if os.geteuid() == 0 else 0o770)
     etc = work / "etc"
     etc.mkdir(mode=0o755)
+    os.chmod(etc, 0o755)
     (etc / "passwd").write_text(PASSWD)
     (etc / "group").write_text(GROUP)
     for f in ("passwd", "group"):

@@ -107,11 +107,13 @@ def _proc_covers(box: Box) -> list[str]:
         path = f"/proc/{name}"
         if os.path.isdir(path):
             empty.mkdir(mode=0o555, exist_ok=True)
+            os.chmod(empty, 0o555)  # whatever the worker's umask
             args += ["--ro-bind", str(empty), path]
         elif os.path.exists(path):
             blank = box.workdir / "blank"
             if not blank.exists():
                 blank.touch(mode=0o444)
+                os.chmod(blank, 0o444)
             args += ["--ro-bind", str(blank), path]
     return args
 
