@@ -2,7 +2,8 @@
 `python -m evaluator warm [--task NAME ...]`.
 
 Exit status: 0 whenever an evaluation completed, whatever its verdict (`warm`: every task warmed);
-1 when a task's baselines failed to compile (`warm`); 2 on usage errors.
+1 when a task's baselines failed to compile (`warm`); 2 on usage errors; 3 when the evaluation
+could not run because of the judge's own side (JUDGE_FAILED), with its trace on stderr and no report.
 """
 from __future__ import annotations
 
@@ -19,6 +20,11 @@ from .report import MODES, time_split
 
 class UsageError(Exception):
     pass
+
+
+# The judge, the checker or the baseline runner failed: not a verdict on the submission. The
+# sandbox turns it into an infrastructure error, which the site retries.
+JUDGE_FAILED = 3
 
 
 def _terminated(signum, frame):
@@ -100,8 +106,16 @@ def _run(args) -> int:
     device = _device(args.device)
     from .api import evaluate_file
 
-    result = evaluate_file(path, task=args.task, device=device, mode=args.mode,
-                           time_limit_s=args.time_limit, profile_out=args.profile_out)
+    try:
+        result = evaluate_file(path, task=args.task, device=device, mode=args.mode,
+                               time_limit_s=args.time_limit, profile_out=args.profile_out)
+    except Exception:  # noqa: BLE001 - anything the judge raises is the judge's failure (Failure is caught inside)
+        import traceback
+
+        print("error: the evaluation could not run: the judge failed (not the submission's doing)",
+              file=sys.stderr)
+        traceback.print_exc()
+        return JUDGE_FAILED
     if args.json == "-":
         json.dump(result, sys.stdout, indent=1)
         print()

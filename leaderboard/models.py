@@ -93,7 +93,11 @@ class Submission(models.Model):
     pct_of_floor = models.FloatField(null=True, blank=True)
     gpu_name = models.CharField(max_length=128, blank=True)
     versions = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)  # infrastructure failure message when status=failed
+    # an infrastructure failure, in words for the owner (no host paths, no trace), while it is
+    # retried and when status=failed; the whole trace for staff in error_detail
+    error = models.TextField(blank=True)
+    error_detail = models.TextField(blank=True)
+    error_at = models.DateTimeField(null=True, blank=True)  # the last infrastructure failure
 
     celery_task_id = models.CharField(max_length=64, blank=True)
     attempts = models.PositiveIntegerField(default=0)  # claims so far

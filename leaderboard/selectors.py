@@ -182,6 +182,17 @@ def audit_queue(*, reason_code: str = "") -> list[Submission]:
     return [s for s in queue if not reason_code or reason_code in (s.reason_codes or [])]
 
 
+def infrastructure_failures(*, limit: int = 50) -> list[Submission]:
+    """Evaluations that could not run (the judge, the box or the worker failed), the latest
+    failure first: failed for good, being retried, or finished on a later attempt."""
+    rows = (Submission.objects.filter(error_at__isnull=False).select_related("task", "user")
+            .defer("source", "logs", "report").order_by("-error_at")[:limit])
+    for row in rows:
+        lines = [line for line in row.error_detail.splitlines() if line.strip()]
+        row.error_last_line = lines[-1].strip()[:200] if lines else ""
+    return list(rows)
+
+
 def audit_queue_reasons() -> list[tuple[str, int]]:
     """(reason code, how many queued submissions carry it), most frequent first."""
     counts: dict[str, int] = {}

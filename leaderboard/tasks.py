@@ -124,23 +124,32 @@ def evaluate_submission(self, submission_id: int) -> str:
 
 
 def _infrastructure_failure(task, submission: Submission, exc: Exception) -> str:
+    """The evaluation could not run for a reason that is not the submission's: retried within
+    EVAL_MAX_ATTEMPTS claims, then failed. The owner reads what happened in words (an exception's
+    text can name host paths); staff read the whole trace in the audit console."""
+    import traceback
+
     from sandbox import SandboxError
 
     if isinstance(exc, SoftTimeLimitExceeded):
-        message = f"The sandbox did not return within {settings.EVAL_SOFT_LIMIT_S} s."
+        what = f"the sandbox did not return within {settings.EVAL_SOFT_LIMIT_S} s"
     elif isinstance(exc, SandboxError):
-        message = f"Sandbox error: {exc}"
+        what = "the sandbox or the judge failed"
     else:
-        message = f"Internal error: {type(exc).__name__}: {exc}"
-    log.warning("submission %s: %s (attempt %s)", submission.pk, message, submission.attempts)
+        what = "the worker hit an internal error"
+    detail = "".join(traceback.format_exception(exc))
+    log.warning("submission %s: %s (attempt %s): %s", submission.pk, what, submission.attempts, exc)
+    head = f"The evaluation could not run: {what}. This is not your code."
     if submission.attempts >= settings.EVAL_MAX_ATTEMPTS:
         services.submission_fail(
-            submission=submission,
-            error=f"{message} Gave up after {submission.attempts} attempts; an admin can re-run it.",
+            submission=submission, detail=detail,
+            error=f"{head} Gave up after {submission.attempts} attempts; staff are told and can run it again.",
         )
         return "failed"
     countdown = settings.EVAL_RETRY_BACKOFF_S * 2 ** (submission.attempts - 1)
-    if services.submission_release_for_retry(submission=submission, error=message, countdown_s=countdown):
+    message = f"{head} It is tried again (attempt {submission.attempts} of {settings.EVAL_MAX_ATTEMPTS} failed)."
+    if services.submission_release_for_retry(submission=submission, error=message, countdown_s=countdown,
+                                             detail=detail):
         raise task.retry(countdown=countdown, exc=exc)
     return "discarded"
 

@@ -15,6 +15,9 @@ from evaluator import DEVICES, MODES  # noqa: F401 - what the box may be asked t
 from .box import Outcome
 from .errors import SandboxError
 
+# `python -m evaluator run`'s status when the judge's own side failed (evaluator/cli.py)
+JUDGE_FAILED = 3
+
 
 class ReportError(ValueError):
     pass
@@ -112,7 +115,12 @@ def decide(outcome: Outcome, report_path: str, *, task: str, mode: str, device: 
         if data is None:
             if outcome.exit_code == 2:
                 raise SandboxError(f"the evaluator refused its command line: {outcome.logs[-2000:]}")
-            return reject(f"the evaluation ended without a report (exit status {outcome.exit_code})", "crash")
+            # The judge writes a report whenever the evaluation completes, whatever the submission
+            # did (its runner is another user and cannot signal the judge): no report means the
+            # judge, its checker or its baseline runner failed, which is ours to retry.
+            what = ("the judge failed" if outcome.exit_code == JUDGE_FAILED
+                    else f"the judge ended without a report (exit status {outcome.exit_code})")
+            raise SandboxError(f"{what}; its output ends:\n{outcome.logs[-6000:]}")
         report = parse_report(data)
     except ReportError as exc:
         return reject(f"the evaluation produced an unusable report: {exc}", "sandbox")

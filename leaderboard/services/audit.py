@@ -68,8 +68,9 @@ def submission_rerun(*, submission: Submission, actor, reason: str = "") -> Subm
             raise NotAllowed(f"#{submission.pk} is still {submission.status}; wait for it to finish.")
         submission.status = Submission.Status.QUEUED
         submission.phase = "re-run requested by an admin"
-        for field in ("verdict", "logs", "gpu_name", "error", "claim_token", "worker"):
+        for field in ("verdict", "logs", "gpu_name", "error", "error_detail", "claim_token", "worker"):
             setattr(submission, field, "")
+        submission.error_at = None
         submission.reasons, submission.reason_codes, submission.versions = [], [], {}
         submission.report = None
         submission.speedup_vs_compile = submission.speedup_vs_eager = submission.pct_of_floor = None

@@ -127,11 +127,13 @@ def submission_store_result(*, submission: Submission, report: dict, logs: str =
     try:
         report = validate_report(report)
     except ReportError as exc:
-        return submission_fail(submission=submission, error=f"The evaluator's report was invalid: {exc}")
+        return submission_fail(submission=submission, error="The evaluation could not run: the evaluator's report was invalid. This is not your code.",
+                               detail=str(exc))
     if report["task"] != submission.task.name or report["mode"] != submission.mode:
         return submission_fail(
             submission=submission,
-            error=f"The report is for {report['task']}/{report['mode']}, not {submission.task.name}/{submission.mode}.",
+            error="The evaluation could not run: the evaluator reported on another evaluation. This is not your code.",
+            detail=f"The report is for {report['task']}/{report['mode']}, not {submission.task.name}/{submission.mode}.",
         )
     verdict = report["verdict"]
     device_type = scoring.device_type_from_report(report, submission.device_type)
@@ -163,21 +165,32 @@ def submission_store_result(*, submission: Submission, report: dict, logs: str =
     return stored == 1
 
 
-def submission_fail(*, submission: Submission, error: str) -> bool:
-    """End the current claim as failed (an infrastructure problem, not the user's code)."""
+ERROR_DETAIL_MAX_CHARS = 64_000
+
+
+def _error_fields(error: str, detail: str) -> dict:
+    fields = {"error": error[:4000]}
+    if detail:
+        fields.update(error_detail=detail[-ERROR_DETAIL_MAX_CHARS:], error_at=timezone.now())
+    return fields
+
+
+def submission_fail(*, submission: Submission, error: str, detail: str = "") -> bool:
+    """End the current claim as failed (an infrastructure problem, not the user's code). `error`
+    is for the owner (words, no host paths); `detail`, the whole trace, is for staff only."""
     return _current(submission).update(
-        status=Submission.Status.FAILED, phase="", error=error[:4000], finished_at=timezone.now()
+        status=Submission.Status.FAILED, phase="", finished_at=timezone.now(), **_error_fields(error, detail)
     ) == 1
 
 
-def submission_release_for_retry(*, submission: Submission, error: str, countdown_s: int) -> bool:
+def submission_release_for_retry(*, submission: Submission, error: str, countdown_s: int, detail: str = "") -> bool:
     """Give the claim back so that a retried message can claim it again."""
     return _current(submission).update(
         status=Submission.Status.QUEUED,
         claim_token="",
         phase=f"retrying in {countdown_s} s after an infrastructure error",
-        error=error[:4000],
         enqueued_at=timezone.now() + timedelta(seconds=countdown_s),
+        **_error_fields(error, detail),
     ) == 1
 
 
@@ -188,7 +201,8 @@ def _requeue_running(*, submission: Submission, why: str) -> str:
         done = _current(submission).update(
             status=Submission.Status.FAILED,
             phase="",
-            error=f"Evaluation did not finish after {submission.attempts} attempts ({why}).",
+            error=(f"The evaluation could not run: it did not finish after {submission.attempts} attempts "
+                   f"({why}). This is not your code; staff can run it again."),
             finished_at=timezone.now(),
         )
         return "failed" if done else ""

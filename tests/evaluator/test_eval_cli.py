@@ -139,3 +139,17 @@ def test_the_kept_baseline_runner_ends_with_the_command():
         assert not list(tmp.glob("evaluator-baseline-*"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_a_failure_of_the_judge_exits_3_with_its_trace_and_no_report(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    (cache / "inductor").write_text("a file where the judge's compile cache needs a directory\n")
+    out = tmp_path / "report.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "EVALUATOR_QUICK": "1", "EVALUATOR_JUDGE_CACHE": str(cache)}
+    p = subprocess.run([sys.executable, "-m", "evaluator", "run", str(HONEST), "--task", "softmax", "--device", "cpu",
+                        "--mode", "ranked", "--json", str(out)],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert p.returncode == 3, p.stderr[-2000:]
+    assert "the judge failed (not the submission's doing)" in p.stderr and "FileExistsError" in p.stderr
+    assert not out.exists()

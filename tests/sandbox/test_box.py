@@ -126,14 +126,19 @@ def test_the_box_leaves_nothing_behind(backend):
         assert not [p for p in cgroup.stale_groups() if p.name == made[0].run_id]
 
 
-def test_exit_status_without_a_report_is_a_crash(backend):
+def test_no_report_is_the_judges_failure_not_a_verdict(backend):
+    # the judge writes a report whenever the evaluation completes: without one, the judge (or its
+    # checker or baseline runner) failed, which the site retries instead of blaming the upload
     outcome = run_probe(backend, "import sys; print('bye'); sys.exit(3)")
     assert outcome.exit_code == 3
-    report = result.decide(outcome, "/nonexistent/report.json", task="softmax", mode="test",
-                           device="cpu", time_limit_s=60, report_bytes=1000)
-    assert report["verdict"] == "rejected"
-    assert report["reason_codes"] == ["crash"]
-    assert "bye" in report["logs"]
+    with pytest.raises(SandboxError, match="the judge failed") as info:
+        result.decide(outcome, "/nonexistent/report.json", task="softmax", mode="test",
+                      device="cpu", time_limit_s=60, report_bytes=1000)
+    assert "bye" in str(info.value)
+    outcome = run_probe(backend, "import sys; sys.exit(1)")
+    with pytest.raises(SandboxError, match=r"without a report \(exit status 1\)"):
+        result.decide(outcome, "/nonexistent/report.json", task="softmax", mode="test",
+                      device="cpu", time_limit_s=60, report_bytes=1000)
 
 
 def test_overhead_is_measured(backend):

@@ -47,8 +47,8 @@ def test_a_sandbox_failure_is_retried_then_failed(task, owner, settings):
     evaluate_submission.apply(args=[sub.pk])
     sub.refresh_from_db()
     assert sub.status == "failed" and sub.attempts == 3 and sub.results_stored == 0
-    assert "Sandbox error: unknown sandbox backend 'no-such-backend'" in sub.error
-    assert "Gave up after 3 attempts" in sub.error
+    assert sub.error.startswith("The evaluation could not run") and "Gave up after 3 attempts" in sub.error
+    assert "unknown sandbox backend 'no-such-backend'" in sub.error_detail and sub.error_at
 
 
 @pytest.mark.django_db(transaction=True)

@@ -44,6 +44,7 @@ def queue(request):
         "items": items, "reason": reason, "reasons": selectors.audit_queue_reasons(),
         "waiting": sorted(waiting.items(), key=lambda kv: kv[0].closes_at),
         "reason_words": words.REASON_WORDS,
+        "failures": selectors.infrastructure_failures(),
     })
 
 
