@@ -1,0 +1,278 @@
+"""The GPU leaderboard end to end on a bare GPU host: the stack as `make run` starts it, and every
+submission through the real API (docs/bench/gpu-site.md).
+
+    python3 bench/gpu_site.py OUT STAGE [STAGE ...]
+
+Stages, in the order a run takes them (the stack, started with setsid, outlives one call of the
+device tool; its state lives in STATE = /tmp/gpu-site):
+  setup     Debian packages in .debs/ unpacked into /tmp/kb-debs (Redis, bubblewrap); .venv made
+            over the host's torch and Triton (--system-site-packages) with the wheels in .whl/
+  start     `make run` (GPU detection, one worker per GPU, warm-up, ruler import), until every
+            worker has started; its output in OUT/make-run.log
+  users     three accounts with API tokens (manage.py; creating an account is not a submission)
+  examples  TASKS (default: all five) ranked through the API one at a time, and each file through
+            `python3 -m evaluator run` right after it: upload-to-verdict and the two speedups
+  modes     examples/softmax.py in test and profile mode through the API
+  kill      a ranked upload; the worker killed with SIGKILL mid-evaluation and started again with
+            the launcher's own command line: the submission ends once, no process of the dead
+            evaluation holds the GPU
+  export    the site's rows as JSON (manage.py export_results) into OUT/rows.json
+  stop      Ctrl-C to the stack
+Each stage appends its records to OUT/records.jsonl.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STATE = Path("/tmp/gpu-site")
+DEBS = Path("/tmp/kb-debs")
+PORT = 8000
+URL = f"http://127.0.0.1:{PORT}"
+TASKS = ["softmax", "layernorm", "gelu_bias_residual", "matmul_bias_relu", "transformer_block"]
+PY = str(ROOT / ".venv" / "bin" / "python")
+
+
+def env() -> dict:
+    e = dict(os.environ)
+    e["PATH"] = f"{DEBS}/usr/bin:{DEBS}/usr/sbin:{ROOT}/.venv/bin:" + e["PATH"]
+    libs = glob.glob(f"{DEBS}/usr/lib/x86_64-linux-gnu")
+    e["LD_LIBRARY_PATH"] = ":".join(libs + [e.get("LD_LIBRARY_PATH", "")]).strip(":")
+    e.update(PORT=str(PORT), HOST="127.0.0.1", PYTHONUNBUFFERED="1", DEBUG="1")
+    return e
+
+
+def record(out: Path, **row) -> None:
+    row["at"] = round(time.time(), 3)
+    print(json.dumps(row), flush=True)
+    with open(out / "records.jsonl", "a") as f:
+        f.write(json.dumps(row) + "\n")
+
+
+def manage(*args) -> str:
+    return subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=env(), check=True, capture_output=True,
+                          text=True).stdout
+
+
+# ---- stages --------------------------------------------------------------------------------------
+
+def setup(out: Path) -> None:
+    t = time.monotonic()
+    for deb in sorted(glob.glob(str(ROOT / ".debs" / "*.deb"))):
+        subprocess.run(["dpkg", "-x", deb, str(DEBS)], check=True)
+    if not Path(PY).exists():
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(ROOT / ".venv")], check=True)
+    wheels = sorted(glob.glob(str(ROOT / ".whl" / "*.whl")))
+    subprocess.run([PY, "-m", "pip", "install", "-q", "--no-index", "--no-deps", *wheels], check=True)
+    (ROOT / ".venv" / ".installed").touch()  # make's stamp: the requirements are what the wheels gave
+    check = subprocess.run([PY, "-c", "import django, celery, torch, triton; print(django.__version__, "
+                            "celery.__version__, torch.__version__, triton.__version__, torch.cuda.get_device_name())"],
+                           capture_output=True, text=True, env=env())
+    gpus = subprocess.run(["nvidia-smi", "--query-gpu=index,name,uuid,driver_version", "--format=csv,noheader"],
+                          capture_output=True, text=True).stdout.strip()
+    bwrap = subprocess.run(["bwrap", "--ro-bind", "/", "/", "true"], env=env(), capture_output=True, text=True)
+    record(out, stage="setup", seconds=round(time.monotonic() - t, 1), versions=check.stdout.strip(),
+           error=check.stderr[-500:], gpus=gpus, bwrap_rc=bwrap.returncode, bwrap_err=bwrap.stderr[-300:])
+
+
+def start(out: Path) -> None:
+    STATE.mkdir(parents=True, exist_ok=True)
+    log = open(STATE / "make-run.log", "ab")
+    t = time.monotonic()
+    proc = subprocess.Popen(["make", "--no-print-directory", "run"], cwd=ROOT, env=env(), stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    (STATE / "make-run.pid").write_text(str(proc.pid))
+    served = None
+    while time.monotonic() - t < 540:
+        text = (STATE / "make-run.log").read_text(errors="replace")
+        if served is None and _up():
+            served = time.monotonic() - t
+        if proc.poll() is not None:
+            break
+        if re.search(r"^worker \S+ started on queue", text, re.M) and served is not None:
+            break
+        time.sleep(0.5)
+    text = (STATE / "make-run.log").read_text(errors="replace")
+    (out / "make-run.log").write_text(text)
+    record(out, stage="start", served_s=served and round(served, 1), workers_s=round(time.monotonic() - t, 1),
+           exited=proc.poll(), warm_lines=[line for line in text.splitlines() if "(" in line and "/5)" in line][-12:])
+
+
+def _up() -> bool:
+    try:
+        with urllib.request.urlopen(URL + "/healthz", timeout=2):
+            return True
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def users(out: Path) -> None:
+    tokens = {}
+    for name in ("ann", "ben", "cy"):
+        manage("shell", "-c", "from django.contrib.auth import get_user_model as g; "
+                              f"g().objects.filter(username='{name}').exists() or "
+                              f"g().objects.create_user('{name}', password='gpu-site-{name}-8317')")
+        tokens[name] = manage("create_api_token", name).strip()
+    (STATE / "tokens.json").write_text(json.dumps(tokens))
+    record(out, stage="users", users=sorted(tokens))
+
+
+def api(path: str, token: str, body: dict | None = None) -> tuple[int, dict]:
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(URL + path, data=data, method="POST" if data else "GET",
+                                 headers={"Authorization": f"Token {token}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def upload(token: str, task: str, mode: str, path: Path) -> tuple[int, float]:
+    t = time.time()
+    status, body = api("/api/submissions", token, {"task": task, "mode": mode, "source": path.read_text(),
+                                                   "filename": path.name})
+    assert status == 201, (status, body)
+    return body["id"], t
+
+
+def wait(token: str, pk: int, timeout_s: float = 600) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status, body = api(f"/api/submissions/{pk}", token)
+        if body.get("status") in ("done", "failed"):
+            body["seen_done_at"] = time.time()
+            return body
+        time.sleep(0.25)
+    return {"status": "timeout", "id": pk}
+
+
+def summary(body: dict) -> dict:
+    keep = ("id", "status", "verdict", "reason_codes", "speedup_vs_compile", "speedup_vs_eager", "gpu_name",
+            "device_type", "error")
+    return {k: body.get(k) for k in keep}
+
+
+def examples(out: Path) -> None:
+    token = json.loads((STATE / "tokens.json").read_text())["ann"]
+    for task in os.environ.get("TASKS", " ".join(TASKS)).split():
+        path = ROOT / "examples" / f"{task}.py"
+        pk, t = upload(token, task, "ranked", path)
+        body = wait(token, pk)
+        site = summary(body) | {"upload_to_verdict_s": round(body.get("seen_done_at", time.time()) - t, 1)}
+        t = time.monotonic()
+        report = STATE / f"direct-{task}.json"
+        direct = subprocess.run([sys.executable, "-m", "evaluator", "run", str(path), "--task", task, "--device",
+                                 "cuda", "--mode", "ranked", "--json", str(report)], cwd=ROOT, capture_output=True,
+                                text=True, timeout=400)
+        d = json.loads(report.read_text()) if report.exists() else {}
+        ratio = None
+        if site.get("speedup_vs_compile") and d.get("speedup_vs_compile"):
+            ratio = round(site["speedup_vs_compile"] / d["speedup_vs_compile"], 4)
+        record(out, stage="examples", task=task, site=site,
+               direct={"verdict": d.get("verdict"), "reason_codes": d.get("reason_codes"),
+                       "speedup_vs_compile": d.get("speedup_vs_compile"), "speedup_vs_eager": d.get("speedup_vs_eager"),
+                       "wall_s": round(time.monotonic() - t, 1), "rc": direct.returncode,
+                       "stderr": direct.stderr[-400:] if direct.returncode else ""},
+               site_over_direct_vs_compile=ratio)
+
+
+def modes(out: Path) -> None:
+    token = json.loads((STATE / "tokens.json").read_text())["ben"]
+    for mode in ("test", "profile"):
+        pk, t = upload(token, "softmax", mode, ROOT / "examples" / "softmax.py")
+        body = wait(token, pk)
+        record(out, stage="modes", mode=mode, site=summary(body),
+               upload_to_verdict_s=round(body.get("seen_done_at", time.time()) - t, 1),
+               profile=bool(body.get("profile")))
+
+
+def gpu_apps() -> str:
+    return subprocess.run(["nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv,noheader"],
+                          capture_output=True, text=True).stdout.strip()
+
+
+def kill(out: Path) -> None:
+    token = json.loads((STATE / "tokens.json").read_text())["cy"]
+    workers = [line for line in _ps() if "celery" in line and " worker " in line]
+    pk, t = upload(token, "softmax", "ranked", ROOT / "examples" / "softmax.py")
+    while time.time() - t < 120:  # well into the evaluation: the runners hold the GPU
+        status, body = api(f"/api/submissions/{pk}", token)
+        if body.get("status") == "running" and time.time() - t > 20:
+            break
+        time.sleep(0.5)
+    before = gpu_apps()
+    main = [int(line.split()[0]) for line in workers if "-n " in line or "worker" in line]
+    # the worker's main process and its pool children: what a SIGKILL of the worker leaves
+    for pid in main:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    time.sleep(5)
+    after_kill = gpu_apps()
+    # started again as the launcher starts it (its command line, read from the dead one)
+    cmd = next((line.split(None, 1)[1] for line in workers), "")
+    restarted = subprocess.Popen(cmd, shell=True, cwd=ROOT, env=env(), start_new_session=True,
+                                 stdout=open(STATE / "worker-restarted.log", "ab"), stderr=subprocess.STDOUT)
+    body = wait(token, pk, timeout_s=420)
+    record(out, stage="kill", id=pk, killed=main, gpu_apps_before=before, gpu_apps_after_kill=after_kill,
+           gpu_apps_end=gpu_apps(), final=summary(body) | {"attempts": _attempts(pk)},
+           restarted_pid=restarted.pid)
+
+
+def _ps() -> list[str]:
+    return subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()[1:]
+
+
+def _attempts(pk: int) -> dict:
+    text = manage("shell", "-c", "from leaderboard.models import Submission as S; import json; "
+                                 f"s=S.objects.get(pk={pk}); print(json.dumps(dict(attempts=s.attempts, "
+                                 "results_stored=s.results_stored, worker=s.worker)))")
+    return json.loads(text.strip().splitlines()[-1])
+
+
+def export(out: Path) -> None:
+    manage("export_results", "--out", str(out / "rows.json"))
+    record(out, stage="export", bytes=(out / "rows.json").stat().st_size)
+
+
+def stop(out: Path) -> None:
+    pid = int((STATE / "make-run.pid").read_text())
+    try:
+        os.killpg(pid, signal.SIGINT)
+    except ProcessLookupError:
+        pass
+    time.sleep(10)
+    record(out, stage="stop", left=[line for line in _ps() if "celery" in line or "runserver" in line])
+
+
+STAGES = {"setup": setup, "start": start, "users": users, "examples": examples, "modes": modes, "kill": kill,
+          "export": export, "stop": stop}
+
+
+def main() -> int:
+    out = Path(sys.argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+    for stage in sys.argv[2:]:
+        t = time.monotonic()
+        try:
+            STAGES[stage](out)
+        except Exception as exc:  # noqa: BLE001 - one stage's failure is recorded, the next still runs
+            record(out, stage=stage, failed=f"{type(exc).__name__}: {exc}")
+        print(f"=== {stage}: {time.monotonic() - t:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""The product as people start it: `make run` in a fresh copy of the checkout, with the launcher's
+own code and environment (umask 077, its SQLite, its own Redis, its Celery worker and beat, the web
+server) and the real box, then used as a newcomer would, and stopped with Ctrl-C.
+
+With bubblewrap (the box of a machine without a Docker engine): sign up and make a token in
+Chromium; `examples/softmax.py` through the API in test, ranked and profile mode and through the
+CLI; ranked once more through the browser's upload form, watched to its verdict and found on the
+board; a cheat from tests/exploits flagged and listed in the audit console for the admin whose
+password the launcher printed. Ctrl-C then leaves no process behind, and the test services start in
+the same checkout (what `make test` does next). With Docker, where its engine runs: one ranked
+upload through the API.
+
+EVALUATOR_QUICK=1 is the one variable added to the launcher's environment: it shrinks the CPU's
+benchmark shapes and rounds (as in the rest of the suite) so that the five evaluations fit CI's
+time; every check still runs.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from stack_helpers import ROOT, Stack, copy_checkout, free_port
+
+pytestmark = [pytest.mark.slow]
+
+EXAMPLE = ROOT / "examples" / "softmax.py"
+CHEAT = ROOT / "tests" / "exploits" / "submissions" / "a14_torch_softmax.py"
+PASSWORD = "stack-pw-9813"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture
+def stack_dir(tmp_path_factory):
+    # not under pytest's own 0700 tree: a path the box's runner (another uid) could meet on its way
+    path = tmp_path_factory.mktemp("stack")
+    os.chmod(path.parent, 0o755)
+    os.chmod(path, 0o755)
+    return copy_checkout(path)
+
+
+def start(stack_dir, backend: str) -> Stack:
+    stack = Stack(stack_dir, backend=backend, extra_env={"EVALUATOR_QUICK": "1"})
+    try:
+        stack.wait_until_serving(timeout_s=300)
+    except BaseException:
+        stack.kill_all()
+        raise
+    return stack
+
+
+def browser_page(playwright):
+    browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+    page = browser.new_context().new_page()
+    page.set_default_timeout(30_000)
+    return browser, page
+
+
+def sign_up_with_token(page, base: str, username: str) -> str:
+    page.goto(f"{base}/accounts/signup/")
+    page.fill("#id_username", username)
+    page.fill("#id_password1", PASSWORD)
+    page.fill("#id_password2", PASSWORD)
+    page.click("#signup-form button[type=submit]")
+    page.wait_for_url(f"{base}/")
+    page.goto(f"{base}/accounts/profile/")
+    page.click("#token-form button[type=submit]")
+    token = page.inner_text("#new-token").strip()
+    assert token.startswith("lb_"), token
+    return token
+
+
+def docker_available() -> bool:
+    return subprocess.run(["docker", "info"], capture_output=True).returncode == 0 if shutil.which("docker") else False
+
+
+def test_make_run_with_bubblewrap_verifies_the_readme_example_everywhere_a_user_meets_it(
+        stack_dir, require_bwrap, require_chromium):
+    from playwright.sync_api import sync_playwright
+
+    stack = start(stack_dir, "bwrap")
+    try:
+        assert "worker" in stack.output() and f"http://127.0.0.1:{stack.port}" in stack.output()
+        with sync_playwright() as p:
+            browser, page = browser_page(p)
+            user = f"newcomer{uuid.uuid4().hex[:6]}"
+            token = sign_up_with_token(page, stack.url, user)
+            source = EXAMPLE.read_text()
+            ids = {}
+            for mode in ("test", "ranked", "profile"):
+                status, body = stack.api("/api/submissions", token,
+                                         {"task": "softmax", "mode": mode, "source": source, "filename": "softmax.py"})
+                assert status == 201, body
+                ids[mode] = body["id"]
+            status, body = stack.api("/api/submissions", token, {"task": "softmax", "mode": "ranked",
+                                                                 "source": CHEAT.read_text(), "filename": CHEAT.name})
+            assert status == 201, body
+            ids["cheat"] = body["id"]
+            # the CLI, as the README shows it: submit ranked and wait for the verdict
+            cli = subprocess.Popen([sys.executable, "-m", "leaderboard.cli", "submit", str(EXAMPLE), "--task", "softmax",
+                                    "--mode", "ranked", "--url", stack.url, "--token", token, "--poll", "1"],
+                                   cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            # and the browser's upload form, ranked, watched to its verdict
+            page.goto(f"{stack.url}/upload/")
+            page.select_option("#id_task", "softmax")
+            page.check("input[name=mode][value=ranked]")
+            page.set_input_files("#id_file", str(EXAMPLE))
+            page.click("#upload-form button[type=submit]")
+            page.wait_for_url(re.compile(r"/submissions/\d+/$"))
+            ids["browser"] = int(re.search(r"/submissions/(\d+)/$", page.url).group(1))
+
+            results = stack.wait_done(token, list(ids.values()), timeout_s=900)
+            for mode in ("test", "ranked", "profile", "browser"):
+                r = results[ids[mode]]
+                assert (r["status"], r["verdict"]) == ("done", "verified"), (mode, r.get("reasons"), r.get("error"))
+            assert results[ids["ranked"]]["speedup_vs_compile"] > 0 and results[ids["ranked"]]["shapes"]
+            assert results[ids["profile"]]["profile"], results[ids["profile"]]
+            cheat = results[ids["cheat"]]
+            assert cheat["status"] == "done" and cheat["verdict"] in ("flagged", "rejected"), cheat
+            out, _ = cli.communicate(timeout=900)
+            assert cli.returncode == 0 and "status: done" in out and "verdict: verified" in out, out
+
+            page.wait_for_selector("#result[data-status='done']", timeout=120_000)
+            assert page.inner_text("#verdict").strip().lower() == "verified", page.inner_text("#result")
+            page.goto(f"{stack.url}/tasks/softmax/?device=cpu")
+            board = page.locator("#leaderboard tbody").inner_text()
+            assert user in board, board
+
+            # the admin, with the password the launcher printed once, finds the cheat in the console
+            admin = browser.new_context().new_page()
+            admin.goto(f"{stack.url}/accounts/login/")
+            admin.fill("#id_username", "admin")
+            admin.fill("#id_password", stack.admin_password())
+            admin.locator("form [type=submit]").click()
+            admin.wait_for_load_state()
+            admin.goto(f"{stack.url}/audit/")
+            if cheat["verdict"] == "flagged":
+                assert admin.locator(f"#queue a[href='/audit/{ids['cheat']}/']").count() == 1
+            admin.goto(f"{stack.url}/audit/{ids['cheat']}/")
+            assert cheat["reason_codes"][0] in admin.inner_text("#audit-reasons")
+            browser.close()
+    finally:
+        try:
+            stack.ctrl_c()
+        finally:
+            left = stack.processes()
+            stack.kill_all()
+    assert stack.proc.returncode is not None
+    assert left == [], f"Ctrl-C left these running:\n" + "\n".join(left)
+    # `make test` next, in the same checkout: its services start under the var/ that make run made
+    if docker_available():  # services.sh would otherwise start a Docker engine of its own
+        env = {**os.environ, "TEST_PG_PORT": str(free_port()), "TEST_REDIS_PORT": str(free_port())}
+        started = subprocess.run(["scripts/services.sh", "start"], cwd=stack_dir, env=env, capture_output=True,
+                                 text=True, timeout=300)
+        subprocess.run(["scripts/services.sh", "stop"], cwd=stack_dir, env=env, capture_output=True, timeout=300)
+        assert started.returncode == 0, started.stderr
+
+
+def test_make_run_with_docker_verifies_a_ranked_upload(stack_dir, require_docker, require_chromium):
+    stack = start(stack_dir, "docker")
+    try:
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as p:
+            browser, page = browser_page(p)
+            token = sign_up_with_token(page, stack.url, f"dockeruser{uuid.uuid4().hex[:6]}")
+            browser.close()
+        status, body = stack.api("/api/submissions", token, {"task": "softmax", "mode": "ranked",
+                                                             "source": EXAMPLE.read_text(), "filename": "softmax.py"})
+        assert status == 201, body
+        r = stack.wait_done(token, [body["id"]], timeout_s=600)[body["id"]]
+        assert (r["status"], r["verdict"]) == ("done", "verified"), (r.get("reasons"), r.get("error"))
+    finally:
+        try:
+            stack.ctrl_c()
+        finally:
+            left = stack.processes()
+            stack.kill_all()
+    assert left == [], "Ctrl-C left these running:\n" + "\n".join(left)
