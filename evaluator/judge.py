@@ -14,8 +14,8 @@ import signal
 import time
 from collections import Counter
 
-from . import (affinity, baseline_compile, baseline_keep, batch, calls, channel, checks, correctness, report,
-               sanitize, scan, startup, timed, upload, verdict, workdir)
+from . import (affinity, baseline_compile, baseline_keep, batch, calls, channel, checks, correctness, gpustate,
+               report, sanitize, scan, startup, timed, upload, verdict, workdir)
 from .checks import Failure
 
 
@@ -106,12 +106,15 @@ class Evaluation:
                                    work=self.base_work, fn=fn)
         pinned = self._pin() if affinity.wanted(self.device) else None
         self.pinned_cores = pinned.cores if pinned else None
+        before = gpustate.reading() if self.device == "cuda" else None
         self.runner.stop()
         self.baseline_idle = False
         self.in_batches = True
         try:
             self.report["shapes"] = timed.Phase(self, sides, self.checkers).run()
             self.baseline_idle = True
+            if before is not None:  # read at once: an idle GPU lowers its clocks within moments
+                self.gpu_state(before, gpustate.reading())
         finally:
             self.in_batches = False
             self.runner.cont()
@@ -121,6 +124,14 @@ class Evaluation:
                                       "baseline runner's own clock")
         correctness.recheck(self)
         self.report["phases"]["timing_s"] = time.monotonic() - t
+
+    def gpu_state(self, before: dict, after: dict | None) -> None:
+        """The readings go into the report; a GPU that throttled during timing flags the run, since
+        its times are those of a slower GPU than the one the other entries ran on."""
+        self.report["gpu_state"] = {"before": before, "after": after or gpustate.blank(error="no reading")}
+        why = gpustate.throttled(before, after)
+        if why:
+            self.codes.append(("gpu_throttled", why))
 
     def _pin(self) -> affinity.Pinned:
         return affinity.Pinned({"cand_checker": [self.checkers["cand"].proc.pid], "cand_runner": self.runner.tree(),

@@ -97,6 +97,17 @@ def apply(report: dict, source: bytes, *, time_left_s: float, file_out: str | No
     return report
 
 
+def ncu_command(ncu: str, export: str) -> list[str]:
+    """ncu around the profiled child. `--clock-control none`: ncu's default locks the GPU's clocks
+    to base while it profiles (SM 1.41 GHz on the H200), which changes the GPU's settings for
+    everything running on it and gives durations that are not those of a ranked run."""
+    command = [ncu, "--profile-from-start", "off", "--target-processes", "all", "--clock-control", "none",
+               "--launch-count", str(MAX_KERNELS), "--export", export, "--force-overwrite"]
+    for section in NCU_SECTIONS:
+        command += ["--section", section]
+    return command
+
+
 class Session:
     """One profile: the scratch directory the child works in, its runs, and the judge's checks."""
 
@@ -135,11 +146,7 @@ class Session:
     def _ncu(self, ncu: str) -> list[dict]:
         out_dir = self._out_dir("ncu")
         export = os.path.join(out_dir, "profile")
-        wrap = [ncu, "--profile-from-start", "off", "--target-processes", "all",
-                "--launch-count", str(MAX_KERNELS), "--export", export, "--force-overwrite"]
-        for section in NCU_SECTIONS:
-            wrap += ["--section", section]
-        run = self._child("ncu", out_dir, wrap=wrap, expose=[os.path.dirname(os.path.realpath(ncu))],
+        run = self._child("ncu", out_dir, wrap=ncu_command(ncu, export), expose=[os.path.dirname(os.path.realpath(ncu))],
                           reserve_s=FALLBACK_RESERVE_S)
         if run is None or not self._checked(out_dir, run):
             self._ncu_failed(run.text if run else "", run)

@@ -23,7 +23,7 @@ REJECT_CODES = (
 )
 FLAG_CODES = (
     "below_floor", "clock_disagreement", "too_fast_vs_compile", "suspicious_source",
-    "no_kernel_launched", "extra_threads", "sanitizer",
+    "no_kernel_launched", "extra_threads", "sanitizer", "gpu_throttled",
 )
 CODES = REJECT_CODES + FLAG_CODES
 
@@ -81,6 +81,9 @@ def empty(*, task: str, mode: str, device: str) -> dict:
         "ceilings": None,
         # profile mode only: what the profiler saw (profile_report.py); the submission's claim
         "profile": None,
+        # ranked on the GPU with NVML: the GPU's clocks, temperature and power before and after
+        # the timing phase (gpustate.py); older reports lack it
+        "gpu_state": None,
     }
 
 
@@ -191,7 +194,19 @@ def validate(obj) -> dict:
     out["logs"] = _text(obj.get("logs", ""), "logs", MAX_LOGS)
     out["sanitizer"] = [_sanitizer_row(r) for r in _list(obj.get("sanitizer", []), "sanitizer", 4)]
     out["profile"] = _profile(obj.get("profile"), out["mode"])
+    out["gpu_state"] = _gpu_state(obj.get("gpu_state"), out["device"])
     return out
+
+
+def _gpu_state(state, device: str) -> dict | None:
+    """The GPU's readings around the timing phase (gpustate.py); only a GPU report has them."""
+    if state is None:
+        return None
+    if device != "cuda":
+        _fail("gpu_state", "only a GPU report has one")
+    from .gpustate import validate as validate_state
+
+    return validate_state(state)
 
 
 def _profile(profile, mode: str) -> dict | None:

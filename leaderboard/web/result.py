@@ -41,6 +41,7 @@ REASON_WORDS = {
     "no_kernel_launched": "No kernel was seen running on the device.",
     "extra_threads": "The kernel left threads running.",
     "sanitizer": "The memory sanitizer reported a problem.",
+    "gpu_throttled": "The GPU lowered its clocks (heat or power) while the kernel was timed.",
     "disqualified": "Disqualified by an admin.",
 }
 
@@ -147,6 +148,40 @@ def phases(report: dict) -> list[tuple[str, float]]:
         if isinstance(value, (int, float)) and value > 0:
             items.append((PHASE_WORDS.get(key, key.removesuffix("_s").replace("_", " ")), float(value)))
     return items
+
+
+def _mhz(r: dict, key: str) -> str:
+    return "–" if r.get(key) is None else f"{r[key]:.0f} MHz"
+
+
+def _power(r: dict) -> str:
+    if r.get("power_w") is None:
+        return "–"
+    limit = r.get("power_limit_w")
+    return f"{r['power_w']:.0f} W" + ("" if limit is None else f" of {limit:.0f} W")
+
+
+# the rows of the GPU state's table: a label and how a reading (report's gpu_state) reads in it
+GPU_ROWS = (
+    ("SM clock", lambda r: _mhz(r, "sm_mhz")),
+    ("Memory clock", lambda r: _mhz(r, "mem_mhz")),
+    ("Temperature", lambda r: "–" if r.get("temp_c") is None else f"{r['temp_c']:.0f} °C"),
+    ("Power", _power),
+    ("Clock reasons", lambda r: ", ".join(r.get("reasons") or []) or "none"),
+)
+
+
+def gpu_state(report: dict) -> dict | None:
+    """The GPU's readings before and after timing as a table (None when the report has none):
+    rows of (label, before, after), which GPU, and what NVML could not read."""
+    state = report.get("gpu_state")
+    if not isinstance(state, dict):
+        return None
+    before, after = state.get("before") or {}, state.get("after") or {}
+    gpu = next((r for r in (after, before) if r.get("index") is not None or r.get("uuid")), {})
+    errors = [f"{when}: {r['error']}" for when, r in (("before", before), ("after", after)) if r.get("error")]
+    return {"rows": [(label, show(before), show(after)) for label, show in GPU_ROWS],
+            "index": gpu.get("index"), "uuid": gpu.get("uuid"), "errors": errors}
 
 
 def versions(submission: Submission) -> list[tuple[str, str]]:

@@ -200,3 +200,12 @@ def test_a_profile_in_lines_of_text():
                    "self_device_us": 112.0, "device_total_us": 112.0}])
     text = "\n".join(profile_report.summary_lines(p))
     assert "ncu: no_permission: ERR_NVGPUCTRPERM" in text and "self device us" in text and "112.0" in text
+
+
+def test_ncu_leaves_the_gpus_clocks_alone():
+    """ncu's default locks the clocks to base while it profiles: a profile would change the GPU's
+    settings and time a slower GPU than a ranked run does."""
+    command = profile.ncu_command("/usr/local/cuda/bin/ncu", "/tmp/x/profile")
+    at = command.index("--clock-control")
+    assert command[at + 1] == "none"
+    assert command[0] == "/usr/local/cuda/bin/ncu" and command[command.index("--export") + 1] == "/tmp/x/profile"

@@ -4,9 +4,12 @@ import json
 import re
 
 from django.urls import reverse
+from django.utils.html import escape
 
+from evaluator import CODES, validate_report
 from leaderboard import services
 from leaderboard.models import Submission
+from leaderboard.web.result import REASON_WORDS
 from web_helpers import make_done, report_for
 
 
@@ -137,3 +140,44 @@ def test_elapsed_time_while_running_and_the_finished_time_inside_the_live_part(c
     assert services.submission_store_result(submission=claimed, report=report)
     partial = page(client, owner, sub, "submission_status")
     assert 'id="finished-at"' in partial and "took " in partial and "hx-get" not in partial
+
+
+def _reading(sm, temp, power, reasons, error=""):
+    return {"index": 3, "uuid": "9a2c3e55-1b7d-4f0a-8e61-0c5d2f4b7a19", "sm_mhz": sm, "mem_mhz": 3201,
+            "temp_c": temp, "power_w": power, "power_limit_w": 700.0, "reasons": reasons, "error": error}
+
+
+def test_the_gpu_state_before_and_after_timing_is_shown_with_a_throttle_flag(client, task, owner):
+    why = ("the GPU throttled during timing: SM 1980->1410 MHz, memory 3201->3201 MHz, 84 C, 690 W of 700 W, "
+           "reasons: sw_thermal")
+    sub = make_done(task, owner, speedup=1.1, verdict="flagged", reasons=[why], codes=["gpu_throttled"])
+    report = {**sub.report, "gpu_state": {"before": _reading(1980, 41, 118.0, ["gpu_idle"]),
+                                          "after": _reading(1410, 84, 690.4, ["sw_thermal"])}}
+    assert validate_report(report)["gpu_state"] == report["gpu_state"]  # what the worker would store
+    Submission.objects.filter(pk=sub.pk).update(report=report)
+    html = page(client, owner, sub)
+    table = re.search(r'<table id="gpu-state">.*?</table>', html, re.S).group(0)
+    body = re.search(r"<tbody>(.*?)</tbody>", table, re.S).group(1)
+    cells = [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]
+    assert cells == [["SM clock", "1980 MHz", "1410 MHz"], ["Memory clock", "3201 MHz", "3201 MHz"],
+                     ["Temperature", "41 °C", "84 °C"], ["Power", "118 W of 700 W", "690 W of 700 W"],
+                     ["Clock reasons", "gpu_idle", "sw_thermal"]]
+    note = re.search(r'<p class="muted" id="gpu-state-note">(.*?)</p>', html, re.S).group(1)
+    assert "on GPU 3" in note and "never changes them" in note and "Not read" not in note
+    assert "The GPU lowered its clocks" in html and escape(why) in html and box(html)[0] == "warn"
+
+
+def test_an_unread_gpu_state_says_why_and_a_report_without_one_shows_no_table(client, task, owner):
+    sub = make_done(task, owner, speedup=1.1)
+    assert 'id="gpu-state"' not in page(client, owner, sub)
+    missing = {key: None for key in ("index", "uuid", "sm_mhz", "mem_mhz", "temp_c", "power_w", "power_limit_w")}
+    unread = {**missing, "reasons": [], "error": "NVML: NVML Shared Library Not Found"}
+    Submission.objects.filter(pk=sub.pk).update(report={**sub.report, "gpu_state": {"before": unread,
+                                                                                      "after": unread}})
+    html = page(client, owner, sub)
+    assert re.search(r"<td>SM clock</td><td>–</td><td>–</td>", html)
+    assert "Not read: before: NVML: NVML Shared Library Not Found." in html
+
+
+def test_every_reason_code_has_words():
+    assert set(CODES) <= set(REASON_WORDS)

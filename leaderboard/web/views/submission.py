@@ -49,6 +49,7 @@ def _result_context(request, submission: Submission) -> dict:
         "figure": figure,
         "tests": words.tests(report),
         "phases": words.phases(report),
+        "gpu_state": words.gpu_state(report),
         "code_visible": code_visible,
         "logs": logs[-LOG_TAIL_CHARS:],
         "logs_truncated": len(logs) > LOG_TAIL_CHARS,

@@ -1,0 +1,198 @@
+"""The GPU's state as NVML reports it, read by the judge before and after the timing phase: the SM
+and memory clocks, temperature, power, the power limit, and the reasons NVML gives for holding
+the clocks down.
+
+Read-only: only NVML's `nvmlDeviceGet*` queries run here, never a `set*` call. A clock set by the
+judge would stay set for every later evaluation on the GPU and change what the scores measure.
+
+NVML comes from the optional package nvidia-ml-py (`pynvml`), imported when a reading is taken:
+without it there is no state (`reading` returns None) and the evaluation runs as it would
+otherwise. An NVML error becomes the reading's `error` text; it never raises into the judge.
+
+Standard library only at import: the sandbox and the site validate a report's `gpu_state` with
+`validate` below, without torch or NVML.
+"""
+from __future__ import annotations
+
+from .report import ReportError, _dict, _list, _number, _text
+
+# nvml.h's clocks event (formerly throttle) reason bits, by the names a reading gives them
+REASON_BITS = (
+    (0x1, "gpu_idle"),
+    (0x2, "applications_clocks_setting"),
+    (0x4, "sw_power_cap"),
+    (0x8, "hw_slowdown"),
+    (0x10, "sync_boost"),
+    (0x20, "sw_thermal"),
+    (0x40, "hw_thermal"),
+    (0x80, "hw_power_brake"),
+    (0x100, "display_clock_setting"),
+)
+# The clocks held down by power or heat: the timing then measured a slower GPU than the one the
+# other evaluations ran on. An idle GPU and clocks an administrator set are the state the GPU is
+# meant to be in; sync boost and the display clock do not slow a lone compute kernel.
+THROTTLING = ("sw_power_cap", "hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake")
+BENIGN = ("gpu_idle", "applications_clocks_setting")
+# the SM clock after timing this much below the one before, on a GPU that is not idle, is
+# throttling that the reason bits no longer show (a reading is an instant, not a history)
+SM_DROP = 0.10
+
+FIELDS = ("index", "uuid", "sm_mhz", "mem_mhz", "temp_c", "power_w", "power_limit_w", "reasons", "error")
+MAX_REASONS = 16
+
+
+def nvml():
+    """The pynvml module, or None when nvidia-ml-py is not installed."""
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    return pynvml
+
+
+def reading(device: int = 0) -> dict | None:
+    """A reading of the CUDA device torch uses as `device` (the judge's device 0, whichever GPU
+    CUDA_VISIBLE_DEVICES makes it); None without nvidia-ml-py."""
+    nv = nvml()
+    if nv is None:
+        return None
+    try:
+        import torch
+
+        uuid = str(torch.cuda.get_device_properties(device).uuid)
+    except Exception as e:  # noqa: BLE001 - whatever went wrong is the reading's error
+        return blank(error=f"torch: {e}"[:256])
+    return read(nv, uuid)
+
+
+def blank(**given) -> dict:
+    out = dict.fromkeys(FIELDS)
+    out.update(reasons=[], error="")
+    out.update(given)
+    return out
+
+
+def read(nv, uuid: str) -> dict:
+    """One reading through the NVML module `nv` of the GPU with torch's `uuid`. NVML names a GPU
+    by its UUID, not by torch's index: CUDA_VISIBLE_DEVICES renumbers the devices torch sees,
+    NVML's indices are the machine's."""
+    out = blank(uuid=uuid)
+    try:
+        nv.nvmlInit()
+    except Exception as e:  # noqa: BLE001
+        out["error"] = f"NVML: {e}"[:256]
+        return out
+    try:
+        name = uuid if uuid.startswith(("GPU-", "MIG-")) else f"GPU-{uuid}"
+        handle = nv.nvmlDeviceGetHandleByUUID(name)
+    except Exception as e:  # noqa: BLE001
+        out["error"] = f"NVML: no GPU with UUID {uuid}: {e}"[:256]
+        _shutdown(nv)
+        return out
+    errors = []
+    for key, query in _queries(nv, handle):
+        try:
+            out[key] = query()
+        except Exception as e:  # noqa: BLE001 - one field unsupported leaves the others
+            errors.append(f"{key}: {e}")
+    _shutdown(nv)
+    out["error"] = "; ".join(errors)[:256]
+    return out
+
+
+def _queries(nv, handle):
+    def reasons():
+        get = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
+        if get is None:  # nvidia-ml-py before 12.535 has only the older name
+            get = nv.nvmlDeviceGetCurrentClocksThrottleReasons
+        return reason_names(get(handle))
+
+    return (
+        ("index", lambda: int(nv.nvmlDeviceGetIndex(handle))),
+        ("sm_mhz", lambda: int(nv.nvmlDeviceGetClockInfo(handle, nv.NVML_CLOCK_SM))),
+        ("mem_mhz", lambda: int(nv.nvmlDeviceGetClockInfo(handle, nv.NVML_CLOCK_MEM))),
+        ("temp_c", lambda: int(nv.nvmlDeviceGetTemperature(handle, nv.NVML_TEMPERATURE_GPU))),
+        ("power_w", lambda: round(nv.nvmlDeviceGetPowerUsage(handle) / 1000, 1)),  # mW
+        ("power_limit_w", lambda: round(nv.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000, 1)),
+        ("reasons", reasons),
+    )
+
+
+def _shutdown(nv) -> None:
+    try:
+        nv.nvmlShutdown()
+    except Exception:  # noqa: BLE001, S110 - nothing of the reading depends on it
+        pass
+
+
+def reason_names(mask: int) -> list[str]:
+    """NVML's reason bits by name; a bit this module does not know keeps its hex value."""
+    names = [name for bit, name in REASON_BITS if mask & bit]
+    known = sum(bit for bit, _ in REASON_BITS)
+    return names + [hex(1 << i) for i in range(64) if mask & ~known & (1 << i)]
+
+
+# ---- the decision ------------------------------------------------------------------------------
+
+def throttled(before: dict | None, after: dict | None) -> str | None:
+    """The reason text when the GPU throttled during timing, else None. Throttled: the reading
+    after timing shows a reason in THROTTLING, or its SM clock is more than SM_DROP below the
+    reading before while NVML does not call the GPU idle."""
+    if not before or not after:
+        return None
+    limits = [r for r in after.get("reasons") or [] if r in THROTTLING]
+    sm0, sm1 = before.get("sm_mhz"), after.get("sm_mhz")
+    busy = "gpu_idle" not in (after.get("reasons") or [])
+    dropped = bool(sm0 and sm1 is not None and busy and sm1 < (1 - SM_DROP) * sm0)
+    if not limits and not dropped:
+        return None
+    return "the GPU throttled during timing: " + describe(before, after)
+
+
+def describe(before: dict, after: dict) -> str:
+    """"SM 1980->1410 MHz, memory 3201->3201 MHz, 84 C, 690 W of 700 W, reasons: sw_thermal"."""
+    def pair(key):
+        a, b = before.get(key), after.get(key)
+        return f"{'?' if a is None else a}->{'?' if b is None else b}"
+
+    parts = [f"SM {pair('sm_mhz')} MHz", f"memory {pair('mem_mhz')} MHz"]
+    if after.get("temp_c") is not None:
+        parts.append(f"{after['temp_c']} C")
+    if after.get("power_w") is not None:
+        limit = after.get("power_limit_w")
+        parts.append(f"{after['power_w']:g} W" + (f" of {limit:g} W" if limit is not None else ""))
+    parts.append("reasons: " + (", ".join(after.get("reasons") or []) or "none"))
+    return ", ".join(parts)
+
+
+# ---- validation of an untrusted report's gpu_state ---------------------------------------------
+
+def validate(state) -> dict | None:
+    """A normalised copy of a report's `gpu_state` (null, or a reading before and after timing),
+    or ReportError."""
+    if state is None:
+        return None
+    _dict(state, "gpu_state", 2)
+    if set(state) != {"before", "after"}:
+        raise ReportError("gpu_state: must have exactly the keys before and after")
+    return {when: _reading(state[when], f"gpu_state.{when}") for when in ("before", "after")}
+
+
+def _reading(r, where: str) -> dict:
+    _dict(r, where, len(FIELDS))
+    if set(r) - set(FIELDS):
+        raise ReportError(f"{where}: unknown keys {sorted(set(r) - set(FIELDS))}")
+    out = blank()
+    index = r.get("index")
+    if index is not None and (isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < 1024):
+        raise ReportError(f"{where}.index: must be a small non-negative integer or null")
+    out["index"] = index
+    out["uuid"] = _text(r.get("uuid"), f"{where}.uuid", 96, nullable=True)
+    for key, high in (("sm_mhz", 1e5), ("mem_mhz", 1e5), ("temp_c", 1000), ("power_w", 1e5),
+                      ("power_limit_w", 1e5)):
+        value = _number(r.get(key), f"{where}.{key}", high=high)
+        out[key] = int(value) if isinstance(r.get(key), int) else value
+    out["reasons"] = [_text(x, f"{where}.reasons[]", 32) for x in _list(r.get("reasons", []), f"{where}.reasons",
+                                                                         MAX_REASONS)]
+    out["error"] = _text(r.get("error", ""), f"{where}.error", 256)
+    return out
