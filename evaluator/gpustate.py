@@ -28,13 +28,18 @@ REASON_BITS = (
     (0x80, "hw_power_brake"),
     (0x100, "display_clock_setting"),
 )
-# The clocks held down by power or heat: the timing then measured a slower GPU than the one the
-# other evaluations ran on. An idle GPU and clocks an administrator set are the state the GPU is
-# meant to be in; sync boost and the display clock do not slow a lone compute kernel.
-THROTTLING = ("sw_power_cap", "hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake")
-BENIGN = ("gpu_idle", "applications_clocks_setting")
-# the SM clock after timing this much below the one before, on a GPU that is not idle, is
-# throttling that the reason bits no longer show (a reading is an instant, not a history)
+# The clocks held down by heat or by the board's hardware: the timing then measured a slower GPU
+# than the one the other evaluations ran on. The software power cap is not among them: an H200
+# under a compute-bound kernel runs at its power limit as a matter of course (692 W of 700 W,
+# SM 1425 MHz, on a matmul loop), and the rounds time the candidate and both baselines under the
+# same cap, so it is shown on the page but flags nothing. An idle GPU and clocks an administrator
+# set are the state the GPU is meant to be in; sync boost and the display clock do not slow a lone
+# compute kernel.
+THROTTLING = ("hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake")
+POWER_CAP = "sw_power_cap"
+BENIGN = ("gpu_idle", "applications_clocks_setting", POWER_CAP)
+# the SM clock after timing this much below the one before, on a GPU that is neither idle nor at
+# its power cap, is throttling that the reason bits no longer show (a reading is an instant)
 SM_DROP = 0.10
 
 FIELDS = ("index", "uuid", "sm_mhz", "mem_mhz", "temp_c", "power_w", "power_limit_w", "reasons", "error")
@@ -137,12 +142,12 @@ def reason_names(mask: int) -> list[str]:
 def throttled(before: dict | None, after: dict | None) -> str | None:
     """The reason text when the GPU throttled during timing, else None. Throttled: the reading
     after timing shows a reason in THROTTLING, or its SM clock is more than SM_DROP below the
-    reading before while NVML does not call the GPU idle."""
+    reading before while NVML calls the GPU neither idle nor held at its power cap."""
     if not before or not after:
         return None
     limits = [r for r in after.get("reasons") or [] if r in THROTTLING]
     sm0, sm1 = before.get("sm_mhz"), after.get("sm_mhz")
-    busy = "gpu_idle" not in (after.get("reasons") or [])
+    busy = not {"gpu_idle", POWER_CAP} & set(after.get("reasons") or [])
     dropped = bool(sm0 and sm1 is not None and busy and sm1 < (1 - SM_DROP) * sm0)
     if not limits and not dropped:
         return None
