@@ -95,8 +95,9 @@ def describe(p: Plan, root: Path = ROOT) -> list[str]:
     """The plan in lines for people, as run.sh prints it before starting anything."""
     queue = p.env["EVAL_QUEUE"]
     if not p.workers[0].gpu:
-        lines = [f"no NVIDIA GPU: one worker on the CPU, {p.workers[0].node} on queue {queue} "
-                 f"(log {p.workers[0].log})"]
+        cpu = p.workers[0]
+        lines = [f"no NVIDIA GPU (or WORKER_DEVICE=cpu): one worker on the CPU, {cpu.node} on queue {queue} "
+                 f"(log {cpu.log})"]
     else:
         lines = [f"GPU {w.gpu.index} {w.gpu.name}: worker {w.node} on queue {queue} (log {w.log})"
                  for w in p.workers]

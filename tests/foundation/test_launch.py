@@ -116,8 +116,8 @@ def test_run_sh_falls_back_to_the_cpu(tmp_path, nvidia_smi, env):
         pytest.skip("this machine has an nvidia-smi")
     out = _run_plan(_checkout(tmp_path, "run.sh"), nvidia_smi, **env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[0] == ("no NVIDIA GPU: one worker on the CPU, worker-eval-cpu@%h on queue "
-                                          "eval-cpu (log var/worker.log)")
+    assert out.stdout.splitlines()[0] == ("no NVIDIA GPU (or WORKER_DEVICE=cpu): one worker on the CPU, "
+                                          "worker-eval-cpu@%h on queue eval-cpu (log var/worker.log)")
 
 
 def test_services_sh_makes_var_traversable_for_postgres(tmp_path):
