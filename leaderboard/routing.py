@@ -25,5 +25,11 @@ def eval_queue_for(device_type: str) -> str:
     workers consume); others get "eval-<slug>", e.g. "eval-cuda-nvidia-h200"."""
     if device_type == default_device_type() or device_type == settings.WORKER_DEVICE:
         return settings.EVAL_QUEUE
+    return queue_name(device_type)
+
+
+def queue_name(device_type: str) -> str:
+    """"eval-" and the device type in lower case, each run of other characters one "-":
+    "cuda:NVIDIA H200" -> "eval-cuda-nvidia-h200". `make run` gives its workers this queue."""
     slug = "".join(c if c.isalnum() else "-" for c in device_type.lower())
     return "eval-" + "-".join(part for part in slug.split("-") if part)

@@ -212,9 +212,10 @@ def freeze_competitions() -> int:
     return competitions.competitions_freeze_due()
 
 
-# Run by the beat scheduler (`celery worker -B` in `make run`, or a separate `celery beat`).
-# All go through the evaluation queue: they run between evaluations on the worker that owns the
-# GPU, never beside one.
+# Run by the one `celery beat` of the site (`make run` starts it beside its workers). All go
+# through the evaluation queue, settings.EVAL_QUEUE, which the beat's process must share with the
+# workers (run.sh exports it to both): they run between evaluations on a worker that owns a GPU,
+# never beside one.
 app.add_periodic_task(REAPER_INTERVAL_S, requeue_stuck.s(), name="requeue stuck submissions",
                       queue=settings.EVAL_QUEUE, expires=REAPER_INTERVAL_S)
 app.add_periodic_task(REAPER_INTERVAL_S, freeze_competitions.s(), name="freeze closed competitions",

@@ -1,16 +1,38 @@
 #!/usr/bin/env bash
-# `make run`: Redis, one Celery worker (with its periodic jobs) and the web server on
-# http://127.0.0.1:8000, all stopped together on Ctrl-C. Without a GPU the worker evaluates on
-# the CPU (Triton through its interpreter).
+# `make run`: Redis, the web server on http://$HOST:$PORT, one Celery beat and the workers, all
+# stopped together on Ctrl-C. On a host with NVIDIA GPUs: one worker per GPU, each warmed before
+# it takes work, and the committed ruler of the GPU model imported. Without a GPU (or with
+# WORKER_DEVICE=cpu) one worker evaluates on the CPU (Triton through its interpreter).
+# RUN_PLAN_ONLY=1 prints what would start and exits before anything is installed or started.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 PY=.venv/bin/python
+HOST="${HOST:-127.0.0.1}"
+PORT="${PORT:-8000}"
 # a development stack: debug pages on this machine only (the settings' default is off)
 export DEBUG="${DEBUG:-1}"
 # the database, logs and Redis files are the owner's alone
 umask 077
 mkdir -p var
+# ...but var/ itself stays traversable: `make test` runs PostgreSQL as its own user with its data
+# under var/services/, whatever mode the umask or an earlier run gave var/
+chmod 0711 var
+
+# --- what this machine evaluates on (leaderboard/launch.py) ----------------------------------
+gpus_csv=""
+if [ "${WORKER_DEVICE:-}" != cpu ] && command -v nvidia-smi >/dev/null; then
+    gpus_csv="$(nvidia-smi --query-gpu=index,name,uuid --format=csv,noheader 2>/dev/null)" || gpus_csv=""
+fi
+# prints bash assignments, every value quoted by shlex.quote: SITE_DEVICE_TYPE, SITE_ENV,
+# WORKER_NODES, WORKER_LOGS, WORKER_GPUS ("" for the CPU worker), RULER, PLAN
+plan="$(printf '%s\n' "$gpus_csv" | $PY -m leaderboard.launch)"
+eval "$plan"
+printf '%s\n' "${PLAN[@]}"
+if [ "${RUN_PLAN_ONLY:-0}" = 1 ]; then exit 0; fi
+# the same device type and queue in every process: uploads, the beat's periodic jobs and the
+# workers meet on one queue, and the pages open on this device type's boards
+export "${SITE_ENV[@]}"
 
 # --- what the machine must have --------------------------------------------------------------
 missing=()
@@ -32,10 +54,13 @@ fi
 
 pids=()
 stop_all() {
+    local rc=$?
     trap - INT TERM EXIT
     echo; echo "stopping..."
     for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
+    # a Ctrl-C during a warm-up must not go on to start the remaining workers
+    exit "$rc"
 }
 trap stop_all INT TERM EXIT
 
@@ -55,13 +80,36 @@ $PY manage.py migrate --noinput
 $PY manage.py load_tasks
 $PY manage.py create_admin --if-missing
 
-# --- worker and web server -------------------------------------------------------------------
-queue="$($PY -c 'import django,os;os.environ.setdefault("DJANGO_SETTINGS_MODULE","leaderboard.settings");django.setup();from django.conf import settings;print(settings.EVAL_QUEUE)')"
-.venv/bin/celery -A leaderboard worker -B -n "worker-$queue@%h" -Q "$queue" -c 1 --prefetch-multiplier 1 \
-    --schedule var/celerybeat-schedule -l INFO >var/worker.log 2>&1 &
+# --- the ruler of this GPU model -----------------------------------------------------------
+if [ -n "$RULER" ]; then
+    if [ -f "$RULER" ]; then
+        $PY manage.py calibrate --from-json "$RULER" --device-type "$SITE_DEVICE_TYPE" \
+            || echo "importing the ruler $RULER failed (above); the pages say the ruler is not calibrated"
+    else
+        echo "no ruler is published for $WORKER_GPU_NAME ($RULER is absent): its pages say the speedups" \
+             "were not measured with a calibrated ruler (docs/deployment.md, The ruler)"
+    fi
+fi
+
+# --- web server and beat ----------------------------------------------------------------------
+$PY manage.py runserver "$HOST:$PORT" --noreload &
 pids+=($!)
-echo "worker started on queue $queue (log: var/worker.log)"
-$PY manage.py runserver 127.0.0.1:8000 --noreload &
+echo "site on http://$HOST:$PORT  (Ctrl-C stops everything)"
+# one beat for the whole site, whatever the number of workers: each would otherwise send every job
+.venv/bin/celery -A leaderboard beat --schedule var/celerybeat-schedule -l INFO >var/beat.log 2>&1 &
 pids+=($!)
-echo "site on http://127.0.0.1:8000  (Ctrl-C stops everything)"
+
+# --- workers: a GPU's worker starts once its judge cache is warm --------------------------------
+for k in "${!WORKER_NODES[@]}"; do
+    gpu="${WORKER_GPUS[$k]}"
+    if [ -n "$gpu" ]; then
+        echo "warming the judge cache on GPU $gpu before its worker takes work:"
+        WORKER_GPU_INDEX="$gpu" $PY manage.py warm_judge_cache \
+            || echo "warming on GPU $gpu failed (above): its worker starts anyway, its first evaluations compile cold"
+    fi
+    WORKER_GPU_INDEX="${gpu:-0}" .venv/bin/celery -A leaderboard worker -n "${WORKER_NODES[$k]}" -Q "$EVAL_QUEUE" \
+        -c 1 --prefetch-multiplier 1 -l INFO >"${WORKER_LOGS[$k]}" 2>&1 &
+    pids+=($!)
+    echo "worker ${WORKER_NODES[$k]} started on queue $EVAL_QUEUE (log: ${WORKER_LOGS[$k]})"
+done
 wait -n "${pids[@]}"

@@ -12,6 +12,9 @@ REDIS_PORT="${TEST_REDIS_PORT:-6380}"
 PG_DB="${TEST_PG_DB:-postgres}"
 REDIS_DB="${TEST_REDIS_DB:-0}"
 mkdir -p "$SVC"
+# PostgreSQL runs as its own user (as root: user postgres) and must traverse var/ and var/services/
+# to its data directory, whatever mode a umask (`make run` uses 077) or an earlier run gave them
+chmod 0711 "$ROOT/var" "$SVC"
 
 need_packages() {
     local missing=()

@@ -129,14 +129,14 @@ def test_warm_judge_cache_compiles_each_task_once_into_the_workers_cache(tmp_pat
     cache = tmp_path / "judge-cache"
     monkeypatch.setenv("SANDBOX_JUDGE_CACHE", str(cache))
     call_command("warm_judge_cache", "--task", "softmax", "--device", "cpu")
-    assert re.search(r"^softmax: compiled in [0-9.]+ s$", capsys.readouterr().out, re.MULTILINE)
+    assert re.search(r"^softmax \(1/1\) \.\.\. compiled in [0-9.]+ s$", capsys.readouterr().out, re.MULTILINE)
     # the box's judge compiled into the host directory the evaluations' boxes bind, root only
     (marker,) = (cache / "compiled").iterdir()
     assert marker.name.startswith("softmax-cpu-")
     assert cache.stat().st_mode & 0o777 == 0o700
     assert any((cache / "inductor").iterdir())
     call_command("warm_judge_cache", "--task", "softmax", "--device", "cpu")
-    assert re.search(r"^softmax: already warm", capsys.readouterr().out, re.MULTILINE)
+    assert re.search(r"^softmax \(1/1\) \.\.\. already warm", capsys.readouterr().out, re.MULTILINE)
 
 
 def test_warm_judge_cache_refuses_what_it_cannot_do(monkeypatch):

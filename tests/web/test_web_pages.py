@@ -32,6 +32,21 @@ def test_home_says_where_uploads_are_evaluated(client, db):
     assert re.search(r'<p id="runs-on">Uploads here are evaluated on <strong>CPU</strong>\. That is a try-out', html)
 
 
+def test_a_gpu_host_opens_on_its_gpu(client, settings, task, owner):
+    """`make run` on a GPU host gives the web server its plan's env (leaderboard/launch.py): the
+    home page and the boards are the GPU's, even while the CPU board has the only results."""
+    from leaderboard import launch
+
+    make_done(task, owner, speedup=0.01, device_type="cpu")
+    for name, value in launch.plan(launch.parse_gpus("0, NVIDIA H200, GPU-5b1c\n")).env.items():
+        setattr(settings, name, value)
+    pagecache.clear()
+    home = client.get(reverse("home")).content.decode()
+    assert re.search(r'<p id="runs-on">Uploads here are evaluated on <strong>NVIDIA H200</strong>', home)
+    board = client.get(reverse("task_detail", args=[task.name])).content.decode()
+    assert re.search(r'class="current" aria-current="true">NVIDIA H200<', board)
+
+
 def test_home_sees_a_new_result_at_once(client, task, owner):
     assert "no verified result yet" in client.get(reverse("home")).content.decode()
     make_done(task, owner, speedup=1.1)

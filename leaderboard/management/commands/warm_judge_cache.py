@@ -25,15 +25,19 @@ class Command(BaseCommand):
             raise CommandError(f"the judges of a {device} worker keep no cache to warm here: set SANDBOX_JUDGE_CACHE "
                                "to a directory (it is off, or unset on a CPU worker)")
         failed = 0
-        for name in names:
+        for i, name in enumerate(names, start=1):
+            # the name before the compile, which takes minutes on a GPU: progress that shows
+            self.stdout.write(f"{name} ({i}/{len(names)}) ...", ending="")
+            self.stdout.flush()
             try:
                 result = sandbox.warm_tasks([name], device=device, backend=settings.SANDBOX_BACKEND or None,
                                             limits=sandbox_limits(device, settings.SANDBOX_WARM_LIMIT_S))[0]
             except sandbox.SandboxError as exc:
+                self.stdout.write(" sandbox error")
                 raise CommandError(f"sandbox error (infrastructure): {exc}") from None
             failed += result.get("state") not in ("compiled", "already warm")
             seconds = f" in {result['seconds']:.1f} s" if result.get("seconds") else ""
-            self.stdout.write(f"{name}: {result.get('state')}{seconds}"
+            self.stdout.write(f" {result.get('state')}{seconds}"
                               + (f": {result['error']}" if result.get("error") else ""))
         if failed:
             raise CommandError(f"{failed} of {len(names)} tasks did not warm")

@@ -19,13 +19,14 @@ HISTORY_POINTS = 500
 
 def _device_types(task: Task) -> list[str]:
     """Device types that have a leaderboard for this task; the first is the default board. That
-    is the device this site's workers evaluate on when it has results or no device has any, else
-    the device with the most results; boards with floors only come last. A CPU-only site thus
-    opens on the CPU board, where its users' results are."""
+    is the device this site's workers evaluate on when it is a GPU, has results or no device has
+    any, else the device with the most results; boards with floors only come last. A CPU-only
+    site thus opens on the CPU board, where its users' results are, and a GPU site on its GPU's
+    board, where its uploads rank, even while only CPU try-outs have results."""
     own = routing.default_device_type()
     counts = selectors.device_types_with_results(task=task)
     every = set(selectors.device_types_for_task(task=task)) | {own}
-    own_first = bool(counts.get(own)) or not counts
+    own_first = not is_tryout(own) or bool(counts.get(own)) or not counts
     return sorted(every, key=lambda d: (not (own_first and d == own), -counts.get(d, 0), d == "cpu", d))
 
 
