@@ -81,6 +81,9 @@ def drop_privileges(uid: int, gid: int, needed: list[str]) -> list[str]:
             notes.append(f"could not expose the interpreter to uid {uid}: {e}")
     for cap in range(64):
         libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    # what this user writes for the judge to read (a profile's output, ncu's report) is readable by
+    # it, which holds no DAC override inside the box, whatever umask the worker was started with
+    os.umask(0o022)
     try:
         os.setgroups([])
         os.setgid(gid)

@@ -30,3 +30,4 @@ def test_a_ranked_run_under_umask_077_verifies(tmp_path):
     report = run_under_umask("ranked", tmp_path)
     assert report["verdict"] == "verified", (report["reasons"], report["logs"][-2000:])
     assert report["shapes"] and all(s["candidate_ms"] for s in report["shapes"])
+
