@@ -52,7 +52,8 @@ class Stack:
 
     def __init__(self, root: Path, *, backend: str, extra_env: dict | None = None):
         self.root = root
-        self.port = free_port()
+        # STACK_TEST_PORT: for a launcher that takes no PORT (an old commit's, through STACK_TEST_SOURCE)
+        self.port = int(os.environ.get("STACK_TEST_PORT") or free_port())
         self.redis_port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items() if k not in DROPPED}

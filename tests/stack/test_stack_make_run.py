@@ -21,7 +21,9 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -37,12 +39,13 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 
 @pytest.fixture
-def stack_dir(tmp_path_factory):
-    # not under pytest's own 0700 tree: a path the box's runner (another uid) could meet on its way
-    path = tmp_path_factory.mktemp("stack")
-    os.chmod(path.parent, 0o755)
+def stack_dir():
+    # a checkout where a newcomer keeps one: every directory above it traversable by others (the
+    # box's runner and PostgreSQL's user meet it), unlike pytest's own 0700 tree
+    path = Path(tempfile.mkdtemp(prefix="stack-checkout-", dir="/tmp"))
     os.chmod(path, 0o755)
-    return copy_checkout(path)
+    yield copy_checkout(path)
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def start(stack_dir, backend: str) -> Stack:
