@@ -17,6 +17,8 @@ device tool; its state lives in STATE = /tmp/gpu-site):
             the launcher's own command line: the submission ends once, no process of the dead
             evaluation holds the GPU
   export    the site's rows as JSON (manage.py export_results) into OUT/rows.json
+  calibrate the ruler: `python3 -m evaluator calibrate --device cuda` on CAL_TASKS (default all
+            five), its rows in OUT/calibrate-<first task>.json
   stop      Ctrl-C to the stack
 Each stage appends its records to OUT/records.jsonl.
 """
@@ -67,14 +69,27 @@ def manage(*args) -> str:
 # ---- stages --------------------------------------------------------------------------------------
 
 def setup(out: Path) -> None:
+    """The host's interpreter holds torch and Triton in a venv of its own (/opt/torch/.venv on the
+    lent H200); the site's packages go into it from the wheels, none that it already has, and the
+    project's .venv is that venv, so `make run` finds its interpreter where it looks."""
+    from importlib import metadata
+
     t = time.monotonic()
     for deb in sorted(glob.glob(str(ROOT / ".debs" / "*.deb"))):
         subprocess.run(["dpkg", "-x", deb, str(DEBS)], check=True)
-    if not Path(PY).exists():
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(ROOT / ".venv")], check=True)
-    wheels = sorted(glob.glob(str(ROOT / ".whl" / "*.whl")))
-    subprocess.run([PY, "-m", "pip", "install", "-q", "--no-index", "--no-deps", *wheels], check=True)
-    (ROOT / ".venv" / ".installed").touch()  # make's stamp: the requirements are what the wheels gave
+    wheels, skipped = [], []
+    for wheel in sorted(glob.glob(str(ROOT / ".whl" / "*.whl"))):
+        name = Path(wheel).name.split("-")[0]
+        try:
+            skipped.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            wheels.append(wheel)
+    if wheels:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", *wheels], check=True)
+    venv = ROOT / ".venv"
+    if not venv.exists():
+        venv.symlink_to(sys.prefix)
+    (venv / ".installed").touch()  # make's stamp: the requirements are what the wheels gave
     check = subprocess.run([PY, "-c", "import django, celery, torch, triton; print(django.__version__, "
                             "celery.__version__, torch.__version__, triton.__version__, torch.cuda.get_device_name())"],
                            capture_output=True, text=True, env=env())
@@ -82,7 +97,8 @@ def setup(out: Path) -> None:
                           capture_output=True, text=True).stdout.strip()
     bwrap = subprocess.run(["bwrap", "--ro-bind", "/", "/", "true"], env=env(), capture_output=True, text=True)
     record(out, stage="setup", seconds=round(time.monotonic() - t, 1), versions=check.stdout.strip(),
-           error=check.stderr[-500:], gpus=gpus, bwrap_rc=bwrap.returncode, bwrap_err=bwrap.stderr[-300:])
+           error=check.stderr[-500:], gpus=gpus, bwrap_rc=bwrap.returncode, bwrap_err=bwrap.stderr[-300:],
+           installed=[Path(w).name for w in wheels], already_there=skipped)
 
 
 def start(out: Path) -> None:
@@ -212,7 +228,9 @@ def kill(out: Path) -> None:
             break
         time.sleep(0.5)
     before = gpu_apps()
-    main = [int(line.split()[0]) for line in workers if "-n " in line or "worker" in line]
+    main = [int(line.split()[0]) for line in workers]
+    raw = Path(f"/proc/{main[0]}/environ").read_bytes().split(b"\0")
+    worker_env = dict(item.decode(errors="replace").split("=", 1) for item in raw if b"=" in item)
     # the worker's main process and its pool children: what a SIGKILL of the worker leaves
     for pid in main:
         try:
@@ -221,9 +239,9 @@ def kill(out: Path) -> None:
             pass
     time.sleep(5)
     after_kill = gpu_apps()
-    # started again as the launcher starts it (its command line, read from the dead one)
+    # started again as the launcher started it: the dead one's command line and environment
     cmd = next((line.split(None, 1)[1] for line in workers), "")
-    restarted = subprocess.Popen(cmd, shell=True, cwd=ROOT, env=env(), start_new_session=True,
+    restarted = subprocess.Popen(cmd, shell=True, cwd=ROOT, env=worker_env, start_new_session=True,
                                  stdout=open(STATE / "worker-restarted.log", "ab"), stderr=subprocess.STDOUT)
     body = wait(token, pk, timeout_s=420)
     record(out, stage="kill", id=pk, killed=main, gpu_apps_before=before, gpu_apps_after_kill=after_kill,
@@ -247,6 +265,18 @@ def export(out: Path) -> None:
     record(out, stage="export", bytes=(out / "rows.json").stat().st_size)
 
 
+def calibrate(out: Path) -> None:
+    """The ruler, `python3 -m evaluator calibrate --device cuda` on CAL_TASKS (default all five):
+    its rows in OUT/calibrate-<first task>.json, lists that join into one ruler file."""
+    names = os.environ.get("CAL_TASKS", " ".join(TASKS)).split()
+    path = out / f"calibrate-{names[0]}.json"
+    t = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "evaluator", "calibrate", "--device", "cuda", "--json", str(path),
+                        *[a for n in names for a in ("--task", n)]], cwd=ROOT, capture_output=True, text=True)
+    record(out, stage="calibrate", tasks=names, rc=p.returncode, seconds=round(time.monotonic() - t, 1),
+           table=p.stdout[-3000:], stderr=p.stderr[-1500:] if p.returncode else "")
+
+
 def stop(out: Path) -> None:
     pid = int((STATE / "make-run.pid").read_text())
     try:
@@ -258,7 +288,7 @@ def stop(out: Path) -> None:
 
 
 STAGES = {"setup": setup, "start": start, "users": users, "examples": examples, "modes": modes, "kill": kill,
-          "export": export, "stop": stop}
+          "export": export, "calibrate": calibrate, "stop": stop}
 
 
 def main() -> int:
