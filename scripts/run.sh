@@ -64,6 +64,27 @@ stop_all() {
 }
 trap stop_all INT TERM EXIT
 
+# A worker or the beat that dies (killed, out of memory) is started again under the same name: a
+# worker that starts re-queues the rows its previous process left running (leaderboard/tasks.py),
+# so the evaluation it was running ends once. Its loop stops its child on TERM, so stop_all reaches
+# the celery process too. The web server and Redis are not restarted: their end ends the stack.
+supervise() {  # NAME LOG COMMAND...
+    local name="$1" log="$2"; shift 2
+    : >"$log"
+    (
+        child=""
+        trap '[ -n "$child" ] && kill -TERM "$child" 2>/dev/null; wait "$child" 2>/dev/null; exit 0' TERM INT
+        while true; do
+            "$@" >>"$log" 2>&1 &
+            child=$!
+            wait "$child" && status=0 || status=$?
+            echo "$(date '+%H:%M:%S') $name exited with status $status; starting it again in 2 s (log: $log)"
+            sleep 2
+        done
+    ) &
+    pids+=($!)
+}
+
 # --- Redis: use one that answers, else start our own ----------------------------------------
 REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 export REDIS_URL
@@ -96,8 +117,7 @@ $PY manage.py runserver "$HOST:$PORT" --noreload &
 pids+=($!)
 echo "site on http://$HOST:$PORT  (Ctrl-C stops everything)"
 # one beat for the whole site, whatever the number of workers: each would otherwise send every job
-.venv/bin/celery -A leaderboard beat --schedule var/celerybeat-schedule -l INFO >var/beat.log 2>&1 &
-pids+=($!)
+supervise beat var/beat.log .venv/bin/celery -A leaderboard beat --schedule var/celerybeat-schedule -l INFO
 
 # --- workers: a GPU's worker starts once its judge cache is warm --------------------------------
 for k in "${!WORKER_NODES[@]}"; do
@@ -107,9 +127,9 @@ for k in "${!WORKER_NODES[@]}"; do
         WORKER_GPU_INDEX="$gpu" $PY manage.py warm_judge_cache \
             || echo "warming on GPU $gpu failed (above): its worker starts anyway, its first evaluations compile cold"
     fi
-    WORKER_GPU_INDEX="${gpu:-0}" .venv/bin/celery -A leaderboard worker -n "${WORKER_NODES[$k]}" -Q "$EVAL_QUEUE" \
-        -c 1 --prefetch-multiplier 1 -l INFO >"${WORKER_LOGS[$k]}" 2>&1 &
-    pids+=($!)
+    supervise "worker ${WORKER_NODES[$k]}" "${WORKER_LOGS[$k]}" env WORKER_GPU_INDEX="${gpu:-0}" \
+        .venv/bin/celery -A leaderboard worker -n "${WORKER_NODES[$k]}" -Q "$EVAL_QUEUE" \
+        -c 1 --prefetch-multiplier 1 -l INFO
     echo "worker ${WORKER_NODES[$k]} started on queue $EVAL_QUEUE (log: ${WORKER_LOGS[$k]})"
 done
 wait -n "${pids[@]}"

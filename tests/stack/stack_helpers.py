@@ -129,6 +129,29 @@ class Stack:
                 left.append(f"{entry}: {cmd.strip()}")
         return left
 
+    def worker_pids(self) -> list[int]:
+        """The Celery worker's processes (its main process and its pool's children)."""
+        return [int(p.split(":")[0]) for p in self.processes() if "celery" in p and " worker " in p]
+
+    def kill_worker_while_running(self, token: str, pk: int, timeout_s: float = 300) -> set[int]:
+        """SIGKILL to every process of the worker once submission pk has run a few seconds."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            status, body = self.api(f"/api/submissions/{pk}", token)
+            if body.get("status") == "running":
+                break
+            assert body.get("status") == "queued", body
+            time.sleep(0.5)
+        time.sleep(3)
+        pids = set(self.worker_pids())
+        assert pids, self.processes()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return pids
+
     def ctrl_c(self, timeout_s: float = 60) -> None:
         """What Ctrl-C in the launcher's terminal does: SIGINT to its whole process group."""
         try:

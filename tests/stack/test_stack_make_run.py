@@ -156,6 +156,17 @@ def test_make_run_with_bubblewrap_verifies_the_readme_example_everywhere_a_user_
             admin.goto(f"{stack.url}/audit/{ids['cheat']}/")
             assert cheat["reason_codes"][0] in admin.inner_text("#audit-reasons")
             browser.close()
+
+        # the worker killed with SIGKILL mid-evaluation: the launcher starts it again under its
+        # name, the new process re-queues what the dead one was running, and it ends once
+        status, body = stack.api("/api/submissions", token, {"task": "softmax", "mode": "ranked", "source": source,
+                                                             "filename": "softmax.py"})
+        assert status == 201, body
+        killed = stack.kill_worker_while_running(token, body["id"])
+        r = stack.wait_done(token, [body["id"]], timeout_s=600)[body["id"]]
+        assert (r["status"], r["verdict"]) == ("done", "verified"), (r.get("reasons"), r.get("error"))
+        assert "exited with status" in stack.output() and stack.worker_pids() and not set(stack.worker_pids()) & killed
+        assert not [p for p in stack.processes() if "bwrap" in p or "evaluator" in p], stack.processes()
     finally:
         try:
             stack.ctrl_c()
