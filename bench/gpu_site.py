@@ -13,9 +13,11 @@ device tool; its state lives in STATE = /tmp/gpu-site):
   examples  TASKS (default: all five) ranked through the API one at a time, and each file through
             `python3 -m evaluator run` right after it: upload-to-verdict and the two speedups
   modes     examples/softmax.py in test and profile mode through the API
-  kill      a ranked upload; the worker killed with SIGKILL mid-evaluation and started again with
-            the launcher's own command line: the submission ends once, no process of the dead
-            evaluation holds the GPU
+  cheats    eight cheats of tests/exploits, each verdict against the one the suite expects
+  queue     QUEUE_N (12) ranked uploads of the examples from the three users at once: the order
+            they ran in and each one's upload-to-verdict
+  kill      a ranked upload; the worker killed with SIGKILL mid-evaluation, which the launcher
+            starts again: the submission ends once, no process of the dead evaluation holds the GPU
   export    the site's rows as JSON (manage.py export_results) into OUT/rows.json
   calibrate the ruler: `python3 -m evaluator calibrate --device cuda` on CAL_TASKS (default all
             five), its rows in OUT/calibrate-<first task>.json
@@ -28,6 +30,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -50,7 +53,8 @@ def env() -> dict:
     e["PATH"] = f"{DEBS}/usr/bin:{DEBS}/usr/sbin:{ROOT}/.venv/bin:" + e["PATH"]
     libs = glob.glob(f"{DEBS}/usr/lib/x86_64-linux-gnu")
     e["LD_LIBRARY_PATH"] = ":".join(libs + [e.get("LD_LIBRARY_PATH", "")]).strip(":")
-    e.update(PORT=str(PORT), HOST="127.0.0.1", PYTHONUNBUFFERED="1", DEBUG="1")
+    # four in flight per user (the site's default is two), so that three users queue twelve at once
+    e.update(PORT=str(PORT), HOST="127.0.0.1", PYTHONUNBUFFERED="1", DEBUG="1", EVAL_MAX_ACTIVE_PER_USER="4")
     return e
 
 
@@ -62,8 +66,18 @@ def record(out: Path, **row) -> None:
 
 
 def manage(*args) -> str:
+    link_venv()
     return subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=env(), check=True, capture_output=True,
                           text=True).stdout
+
+
+def link_venv() -> None:
+    """The project's .venv is the host's own venv (setup); the link is made again where a new
+    copy of the working tree lacks it."""
+    venv = ROOT / ".venv"
+    if not venv.exists():
+        venv.symlink_to(sys.prefix)
+    (venv / ".installed").touch()  # make's stamp: the requirements are what the wheels gave
 
 
 # ---- stages --------------------------------------------------------------------------------------
@@ -86,10 +100,7 @@ def setup(out: Path) -> None:
             wheels.append(wheel)
     if wheels:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", *wheels], check=True)
-    venv = ROOT / ".venv"
-    if not venv.exists():
-        venv.symlink_to(sys.prefix)
-    (venv / ".installed").touch()  # make's stamp: the requirements are what the wheels gave
+    link_venv()
     check = subprocess.run([PY, "-c", "import django, celery, torch, triton; print(django.__version__, "
                             "celery.__version__, torch.__version__, triton.__version__, torch.cuda.get_device_name())"],
                            capture_output=True, text=True, env=env())
@@ -103,6 +114,7 @@ def setup(out: Path) -> None:
 
 def start(out: Path) -> None:
     STATE.mkdir(parents=True, exist_ok=True)
+    link_venv()
     log = open(STATE / "make-run.log", "ab")
     t = time.monotonic()
     proc = subprocess.Popen(["make", "--no-print-directory", "run"], cwd=ROOT, env=env(), stdout=log,
@@ -213,14 +225,67 @@ def modes(out: Path) -> None:
                profile=bool(body.get("profile")))
 
 
+# eight cheats of tests/exploits with the mode and the verdicts that the suite expects on a GPU
+CHEATS = [
+    ("a01_empty_like.py", "test", {"rejected"}),
+    ("a04_return_input.py", "test", {"rejected"}),
+    ("a06_side_stream.py", "ranked", {"flagged", "rejected"}),
+    ("a07_bf16_compute.py", "test", {"rejected"}),
+    ("a14_torch_softmax.py", "test", {"flagged"}),
+    ("a14_token_kernel.py", "test", {"flagged"}),
+    ("a05_dispatch_mode_lazy.py", "ranked", {"rejected"}),
+    ("a12_print_forged_report.py", "test", {"rejected"}),
+]
+
+
+def cheats(out: Path) -> None:
+    """Two at a time (the site's limit per user), each verdict against the suite's expectation."""
+    token = json.loads((STATE / "tokens.json").read_text())["ben"]
+    folder = ROOT / "tests" / "exploits" / "submissions"
+    for i in range(0, len(CHEATS), 2):
+        sent = [(name, mode, want, *upload(token, "softmax", mode, folder / name)) for name, mode, want in CHEATS[i:i + 2]]
+        for name, mode, want, pk, t in sent:
+            body = wait(token, pk)
+            record(out, stage="cheats", file=name, mode=mode, expected=sorted(want), site=summary(body),
+                   as_expected=body.get("verdict") in want, upload_to_verdict_s=round(body["seen_done_at"] - t, 1)
+                   if "seen_done_at" in body else None)
+
+
+def queue(out: Path) -> None:
+    """QUEUE_N ranked uploads (default 12) of the five examples from the three users, all sent at
+    once (the stack runs with EVAL_MAX_ACTIVE_PER_USER=4): the order they ran in and each one's
+    upload-to-verdict."""
+    tokens = json.loads((STATE / "tokens.json").read_text())
+    n = int(os.environ.get("QUEUE_N", "12"))
+    names = sorted(tokens)
+    sent = []
+    for k in range(n):
+        user, task = names[k % len(names)], TASKS[k % len(TASKS)]
+        pk, t = upload(tokens[user], task, "ranked", ROOT / "examples" / f"{task}.py")
+        sent.append((user, task, pk, t))
+    for user, task, pk, t in sent:
+        body = wait(tokens[user], pk, timeout_s=1500)
+        record(out, stage="queue", user=user, task=task, site=summary(body), started=_started(pk),
+               upload_to_verdict_s=round(body.get("seen_done_at", time.time()) - t, 1))
+
+
+def _started(pk: int) -> str:
+    text = manage("shell", "-c", "from leaderboard.models import Submission as S; "
+                                 f"print(S.objects.get(pk={pk}).started_at.isoformat())")
+    return text.strip().splitlines()[-1]
+
+
 def gpu_apps() -> str:
+    if not shutil.which("nvidia-smi"):
+        return "(no nvidia-smi)"
     return subprocess.run(["nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv,noheader"],
                           capture_output=True, text=True).stdout.strip()
 
 
 def kill(out: Path) -> None:
+    """SIGKILL to the GPU worker (its main process and its pool's child) mid-evaluation; the
+    launcher starts it again under its name, which re-queues the evaluation it was running."""
     token = json.loads((STATE / "tokens.json").read_text())["cy"]
-    workers = [line for line in _ps() if "celery" in line and " worker " in line]
     pk, t = upload(token, "softmax", "ranked", ROOT / "examples" / "softmax.py")
     while time.time() - t < 120:  # well into the evaluation: the runners hold the GPU
         status, body = api(f"/api/submissions/{pk}", token)
@@ -228,25 +293,19 @@ def kill(out: Path) -> None:
             break
         time.sleep(0.5)
     before = gpu_apps()
-    main = [int(line.split()[0]) for line in workers]
-    raw = Path(f"/proc/{main[0]}/environ").read_bytes().split(b"\0")
-    worker_env = dict(item.decode(errors="replace").split("=", 1) for item in raw if b"=" in item)
-    # the worker's main process and its pool children: what a SIGKILL of the worker leaves
-    for pid in main:
+    killed = [int(line.split()[0]) for line in _ps() if "celery" in line and " worker " in line]
+    for pid in killed:
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
     time.sleep(5)
     after_kill = gpu_apps()
-    # started again as the launcher started it: the dead one's command line and environment
-    cmd = next((line.split(None, 1)[1] for line in workers), "")
-    restarted = subprocess.Popen(cmd, shell=True, cwd=ROOT, env=worker_env, start_new_session=True,
-                                 stdout=open(STATE / "worker-restarted.log", "ab"), stderr=subprocess.STDOUT)
     body = wait(token, pk, timeout_s=420)
-    record(out, stage="kill", id=pk, killed=main, gpu_apps_before=before, gpu_apps_after_kill=after_kill,
-           gpu_apps_end=gpu_apps(), final=summary(body) | {"attempts": _attempts(pk)},
-           restarted_pid=restarted.pid)
+    record(out, stage="kill", id=pk, killed=killed, gpu_apps_before=before, gpu_apps_after_kill=after_kill,
+           gpu_apps_end=gpu_apps(), final=summary(body) | _attempts(pk),
+           upload_to_verdict_s=round(body.get("seen_done_at", time.time()) - t, 1),
+           workers_now=[line for line in _ps() if "celery" in line and " worker " in line])
 
 
 def _ps() -> list[str]:
@@ -287,7 +346,8 @@ def stop(out: Path) -> None:
     record(out, stage="stop", left=[line for line in _ps() if "celery" in line or "runserver" in line])
 
 
-STAGES = {"setup": setup, "start": start, "users": users, "examples": examples, "modes": modes, "kill": kill,
+STAGES = {"setup": setup, "start": start, "users": users, "examples": examples, "modes": modes, "cheats": cheats,
+          "queue": queue, "kill": kill,
           "export": export, "calibrate": calibrate, "stop": stop}
 
 
