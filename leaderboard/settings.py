@@ -199,6 +199,10 @@ EVAL_HEARTBEAT_S = envint("EVAL_HEARTBEAT_S", 10)  # a running evaluation touche
 EVAL_STALE_AFTER_S = envint("EVAL_STALE_AFTER_S", 90)  # no heartbeat for this long: the worker is gone
 EVAL_LOST_MESSAGE_AFTER_S = envint("EVAL_LOST_MESSAGE_AFTER_S", 120)  # queued and not in the broker: resend
 EVAL_REAPER_INTERVAL_S = envint("EVAL_REAPER_INTERVAL_S", 30)  # how often the beat runs the repair job
+# each worker renews a key in Redis this often; gone this long after its last renewal, the worker
+# counts as dead (leaderboard/liveness.py)
+WORKER_ALIVE_EVERY_S = envint("WORKER_ALIVE_EVERY_S", 10)
+WORKER_ALIVE_TTL_S = envint("WORKER_ALIVE_TTL_S", 30)
 # The Celery task's limits. The sandbox enforces SANDBOX_TIME_LIMIT_S itself; these catch a sandbox
 # that hangs (soft: the task gives up and retries; hard: the worker process is killed).
 EVAL_SOFT_LIMIT_S = SANDBOX_TIME_LIMIT_S + EVAL_OVERHEAD_S + (SANDBOX_WARM_LIMIT_S if WORKER_DEVICE == "cuda" else 0)

@@ -12,7 +12,7 @@ import threading
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
-from celery.signals import worker_ready
+from celery.signals import worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import close_old_connections, connection
 
@@ -184,9 +184,12 @@ def broker_task_ids(queues: list[str]) -> set[str] | None:
     return ids
 
 
-@shared_task(acks_late=False, ignore_result=True)
-def requeue_stuck() -> dict:
-    counts = services.submissions_requeue_stuck(broker_task_ids=broker_task_ids)
+def requeue_stuck_once() -> dict:
+    """The repair job, as the repair process runs it (`manage.py requeue_stuck --every S`), apart
+    from every worker: a repair that lived in a worker would die with the worker it repairs."""
+    from leaderboard import liveness
+
+    counts = services.submissions_requeue_stuck(broker_task_ids=broker_task_ids, alive_nodes=liveness.alive_nodes)
     if any(counts.values()):
         log.warning("requeue_stuck: %s", counts)
     return counts
@@ -212,12 +215,11 @@ def freeze_competitions() -> int:
     return competitions.competitions_freeze_due()
 
 
-# Run by the one `celery beat` of the site (`make run` starts it beside its workers). All go
+# Run by the one `celery beat` of the site (`make run` starts it beside its workers; the repair of
+# stuck submissions is not among them: it runs in a process of its own, requeue_stuck_once). All go
 # through the evaluation queue, settings.EVAL_QUEUE, which the beat's process must share with the
 # workers (run.sh exports it to both): they run between evaluations on a worker that owns a GPU,
 # never beside one.
-app.add_periodic_task(REAPER_INTERVAL_S, requeue_stuck.s(), name="requeue stuck submissions",
-                      queue=settings.EVAL_QUEUE, expires=REAPER_INTERVAL_S)
 app.add_periodic_task(REAPER_INTERVAL_S, freeze_competitions.s(), name="freeze closed competitions",
                       queue=settings.EVAL_QUEUE, expires=REAPER_INTERVAL_S)
 app.add_periodic_task(10 * REAPER_INTERVAL_S, sandbox_cleanup.s(), name="remove sandbox stragglers",
@@ -238,3 +240,32 @@ def _requeue_own_orphans(sender=None, **kwargs):
             log.warning("re-queued %s submissions left running by a previous %s", n, hostname)
     finally:
         connection.close()
+
+
+_publisher = None
+
+
+def _consumer_queues(consumer) -> list[str]:
+    try:
+        names = [q.name for q in consumer.task_consumer.queues]
+    except AttributeError:
+        names = []
+    return names or [settings.EVAL_QUEUE]
+
+
+@worker_ready.connect
+def _publish_liveness(sender=None, **kwargs):
+    """The worker's heartbeat key per queue it consumes (liveness.py), renewed from its main
+    process until that process ends: /healthz and the repair tell a dead worker by its absence."""
+    global _publisher
+    from leaderboard import liveness
+
+    hostname = getattr(sender, "hostname", "") or ""
+    if hostname and _publisher is None:
+        _publisher = liveness.Publisher(hostname, _consumer_queues(sender)).start()
+
+
+@worker_shutdown.connect
+def _withdraw_liveness(sender=None, **kwargs):
+    if _publisher is not None:
+        _publisher.close()

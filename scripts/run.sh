@@ -118,6 +118,8 @@ pids+=($!)
 echo "site on http://$HOST:$PORT  (Ctrl-C stops everything)"
 # one beat for the whole site, whatever the number of workers: each would otherwise send every job
 supervise beat var/beat.log .venv/bin/celery -A leaderboard beat --schedule var/celerybeat-schedule -l INFO
+# the repair of stuck submissions in a process of its own: it must outlive any worker it repairs
+supervise repair var/repair.log $PY manage.py requeue_stuck --every "${EVAL_REAPER_INTERVAL_S:-30}"
 
 # --- workers: a GPU's worker starts once its judge cache is warm --------------------------------
 for k in "${!WORKER_NODES[@]}"; do

@@ -221,7 +221,7 @@ def _requeue_running(*, submission: Submission, why: str) -> str:
     return "requeued" if done else ""
 
 
-def submissions_requeue_stuck(*, now=None, broker_task_ids=None) -> dict:
+def submissions_requeue_stuck(*, now=None, broker_task_ids=None, alive_nodes=None) -> dict:
     """The periodic repair job.
 
     - running, but the heartbeat stopped (worker killed) or it ran past the hard time limit plus
@@ -231,14 +231,29 @@ def submissions_requeue_stuck(*, now=None, broker_task_ids=None) -> dict:
 
     `broker_task_ids(queues) -> set | None` lists the task ids the broker holds (None: unknown,
     then every old queued row is re-sent; the claim makes duplicates harmless).
+    `alive_nodes() -> set | None` names the workers whose heartbeat key lives (liveness.py): a
+    running row whose worker is not among them is queued again at once, without waiting for its
+    row's heartbeat to go stale (None: unknown, the row's heartbeat alone decides).
     """
     now = now or timezone.now()
     counts = {"requeued": 0, "failed": 0, "resent": 0}
     stale = now - timedelta(seconds=settings.EVAL_STALE_AFTER_S)
     too_long = now - timedelta(seconds=settings.EVAL_HARD_LIMIT_S + settings.EVAL_STALE_AFTER_S)
     running = Submission.objects.filter(status=Submission.Status.RUNNING)
-    for sub in running.filter(heartbeat_at__lt=stale) | running.filter(started_at__lt=too_long):
-        why = "the worker stopped responding" if sub.heartbeat_at and sub.heartbeat_at < stale else "it ran too long"
+    stuck = {sub.pk: sub for sub in running.filter(heartbeat_at__lt=stale) | running.filter(started_at__lt=too_long)}
+    alive = alive_nodes() if alive_nodes else None
+    if alive is not None:
+        # claimed longer ago than a heartbeat key lives: a live worker has renewed its key since
+        settled = now - timedelta(seconds=settings.WORKER_ALIVE_TTL_S)
+        for sub in running.filter(started_at__lt=settled).exclude(worker__in=alive):
+            stuck.setdefault(sub.pk, sub)
+    for sub in stuck.values():
+        if sub.heartbeat_at and sub.heartbeat_at < stale:
+            why = "the worker stopped responding"
+        elif sub.started_at and sub.started_at < too_long:
+            why = "it ran too long"
+        else:
+            why = f"its worker {sub.worker or '?'} is gone"
         result = _requeue_running(submission=sub, why=why)
         if result:
             counts[result] += 1

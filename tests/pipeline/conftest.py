@@ -33,8 +33,14 @@ def pipeline(transactional_db, require_postgres, tmp_path):
         ph.wait_for(lambda: _answers(f"http://127.0.0.1:{port}/healthz"), 60, "the web server")
         return proc
 
+    def start_repair():
+        proc = ph.repair(env, workdir=tmp_path)
+        started.append(proc)
+        return proc.start()
+
     ns = types.SimpleNamespace(redis=redis, queue=queue, env=env, url=f"http://127.0.0.1:{port}",
-                               new_worker=new_worker, start_web=start_web, workdir=tmp_path)
+                               new_worker=new_worker, start_web=start_web, start_repair=start_repair,
+                               workdir=tmp_path)
     try:
         yield ns
     finally:

@@ -140,10 +140,17 @@ def process_env(*, database_name: str, broker_url: str, queue: str) -> dict:
 
 
 def worker(env: dict, *, queue: str, name: str, workdir: Path) -> Process:
-    argv = [str(VENV_BIN / "celery"), "-A", "leaderboard", "worker", "-B", "-Q", queue, "-c", "1",
-            "--prefetch-multiplier", "1", "-n", name, "--schedule", str(workdir / "beat-schedule"),
-            "-l", "INFO", "--without-gossip", "--without-mingle"]
+    """A worker as `make run` starts one: no beat inside it (the beat and the repair are processes
+    of their own)."""
+    argv = [str(VENV_BIN / "celery"), "-A", "leaderboard", "worker", "-Q", queue, "-c", "1",
+            "--prefetch-multiplier", "1", "-n", name, "-l", "INFO", "--without-gossip", "--without-mingle"]
     return Process(argv, env, workdir / "worker.log")
+
+
+def repair(env: dict, *, workdir: Path, every_s: float = 2) -> Process:
+    """The repair of stuck submissions, as its own process (`manage.py requeue_stuck --every S`)."""
+    argv = [sys.executable, "manage.py", "requeue_stuck", "--every", str(every_s)]
+    return Process(argv, env, workdir / "repair.log")
 
 
 def web_server(env: dict, *, port: int, workdir: Path) -> Process:

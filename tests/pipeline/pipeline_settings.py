@@ -10,3 +10,5 @@ EVAL_STALE_AFTER_S = 30
 EVAL_RETRY_BACKOFF_S = 1
 # the test sends all its uploads from one account at once
 EVAL_MAX_ACTIVE_PER_USER = 100
+WORKER_ALIVE_EVERY_S = 1
+WORKER_ALIVE_TTL_S = 4

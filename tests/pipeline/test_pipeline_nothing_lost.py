@@ -43,6 +43,7 @@ def test_a_killed_worker_and_a_redis_restart_lose_nothing(pipeline):
     user = get_user_model().objects.create_user("pipeline", password="pw-pipeline-1")
     _, key = services.api_token_create(user=user)
     pipeline.start_web()
+    pipeline.start_repair()
     worker = pipeline.new_worker()
     ids = [_submit(pipeline.url, key) for _ in range(N)]
 
@@ -83,7 +84,8 @@ def test_a_killed_worker_and_a_redis_restart_lose_nothing(pipeline):
         assert claims == sub.attempts, (pk, claims, sub.attempts)
     assert rows[victim.pk].attempts == 2
     assert sum(sub.attempts for sub in rows.values()) == N + 1  # one redo, for the killed one only
-    resent = sum(int(n) for n in re.findall(r"'resent': (\d+)", log))
+    repair_log = pipeline.workdir.joinpath("repair.log").read_text(errors="replace")
+    resent = sum(int(n) for n in re.findall(r"resent: (\d+)", repair_log))
     assert resent >= 1, "the Redis restart lost no message: the test did not test the repair"
     # the honest kernel passes: the evaluations were real and complete
     assert {sub.verdict for sub in rows.values()} == {"verified"}, [s.reasons for s in rows.values()]
@@ -102,10 +104,11 @@ def test_an_upload_while_redis_is_down_is_kept_and_evaluated_later(pipeline):
     sub = Submission.objects.get(pk=sub_id)
     assert sub.status == "queued"
     pipeline.redis.start()
+    pipeline.start_repair()
     pipeline.new_worker()
     wait_for(lambda: Submission.objects.get(pk=sub_id).status == "done", 300, "the upload to be evaluated",
              interval=1)
     sub.refresh_from_db()
     assert sub.results_stored == 1 and sub.attempts == 1
-    log = pipeline.workdir.joinpath("worker.log").read_text(errors="replace")
-    assert re.search(r"'resent': 1", log), log[-3000:]
+    log = pipeline.workdir.joinpath("repair.log").read_text(errors="replace")
+    assert re.search(r"resent: 1", log), log[-3000:]

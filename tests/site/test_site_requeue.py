@@ -99,3 +99,30 @@ def test_the_command_runs_the_job(task, owner, eval_queue, capsys):
     _running(task, owner, heartbeat_age_s=3600)
     call_command("requeue_stuck")
     assert "requeued: 1" in capsys.readouterr().out
+
+
+def test_a_submission_whose_worker_has_no_heartbeat_key_is_queued_again_at_once(
+        task, owner, eval_queue, redis_client, settings, django_capture_on_commit_callbacks):
+    from leaderboard import liveness
+
+    settings.WORKER_ALIVE_TTL_S = 30
+    gone = _running(task, owner, heartbeat_age_s=5, worker="gone@gpu0")
+    live = _running(task, owner, heartbeat_age_s=5, worker="live@gpu1")
+    fresh = _running(task, owner, heartbeat_age_s=0, worker="new@gpu2")  # claimed just now: not judged yet
+    old = timezone.now() - timedelta(seconds=60)
+    Submission.objects.filter(pk__in=[gone.pk, live.pk]).update(started_at=old)
+    liveness.publish(node="live@gpu1", queues=[eval_queue], client=redis_client)
+    try:
+        assert "live@gpu1" in liveness.live_workers(redis_client)[eval_queue]
+        with django_capture_on_commit_callbacks(execute=True):
+            counts = services.submissions_requeue_stuck(broker_task_ids=broker_task_ids,
+                                                        alive_nodes=liveness.alive_nodes)
+    finally:
+        liveness.withdraw(node="live@gpu1", queues=[eval_queue], client=redis_client)
+    assert counts == {"requeued": 1, "failed": 0, "resent": 0}
+    for sub in (gone, live, fresh):
+        sub.refresh_from_db()
+    assert gone.status == "queued" and "its worker gone@gpu0 is gone" in gone.phase
+    assert live.status == "running" and fresh.status == "running"
+    # Redis unreadable: the heartbeat key decides nothing, the row's own heartbeat still does
+    assert services.submissions_requeue_stuck(alive_nodes=lambda: None) == {"requeued": 0, "failed": 0, "resent": 0}

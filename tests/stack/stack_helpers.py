@@ -79,6 +79,13 @@ class Stack:
                 time.sleep(0.5)
         raise AssertionError(f"the site did not answer within {timeout_s} s:\n{self.output()[-4000:]}")
 
+    def health(self) -> dict:
+        try:
+            with urllib.request.urlopen(self.url + "/healthz", timeout=10) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return json.loads(e.read())
+
     def admin_password(self) -> str:
         found = re.search(r"admin account created: username (\S+)\s+password (\S+)", self.output())
         assert found, self.output()[-3000:]

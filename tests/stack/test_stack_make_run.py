@@ -167,6 +167,11 @@ def test_make_run_with_bubblewrap_verifies_the_readme_example_everywhere_a_user_
         assert (r["status"], r["verdict"]) == ("done", "verified"), (r.get("reasons"), r.get("error"))
         assert "exited with status" in stack.output() and stack.worker_pids() and not set(stack.worker_pids()) & killed
         assert not [p for p in stack.processes() if "bwrap" in p or "evaluator" in p], stack.processes()
+        # one beat and one repair process throughout, whatever happened to the worker
+        assert len([p for p in stack.processes() if "celery" in p and " beat " in p]) == 1, stack.processes()
+        assert len([p for p in stack.processes() if "requeue_stuck" in p]) == 1, stack.processes()
+        health = stack.health()
+        assert health["status"] == "ok" and health["queues"]["eval-cpu"]["workers"] == ["worker-eval-cpu@" + os.uname().nodename]
     finally:
         try:
             stack.ctrl_c()

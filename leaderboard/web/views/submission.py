@@ -58,7 +58,30 @@ def _result_context(request, submission: Submission) -> dict:
         "versions": words.versions(submission),
         "calibration": selectors.calibration_for_task(task=submission.task, device_type=submission.device_type),
         "profile": profile_context(submission, request.user),
+        "worker_note": _worker_note(submission),
     }
+
+
+def _worker_note(submission: Submission) -> str:
+    """What the page says when no live worker will finish this submission soon (liveness.py)."""
+    from leaderboard import liveness
+    from leaderboard.routing import eval_queue_for
+
+    if submission.is_finished:
+        return ""
+    live = liveness.live_workers()
+    if live is None:
+        return ""
+    if submission.status == Submission.Status.RUNNING:
+        alive = {node for nodes in live.values() for node in nodes}
+        if submission.worker and submission.worker not in alive:
+            return ("The worker that was evaluating this submission has stopped answering. It is queued again "
+                    "automatically and evaluated from the start; nothing is lost.")
+        return ""
+    if not live.get(eval_queue_for(submission.device_type)):
+        return ("No worker is running for this device right now. The submission keeps its place in the queue "
+                "and is evaluated once a worker starts.")
+    return ""
 
 
 def submission_detail(request, pk: int):
