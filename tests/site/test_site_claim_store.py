@@ -110,7 +110,8 @@ def test_a_report_for_another_task_fails_the_submission(task, owner):
     report["speedup_vs_compile"] = report["speedup_vs_eager"] = None
     services.submission_store_result(submission=claimed, report=report)
     sub.refresh_from_db()
-    assert sub.status == "failed" and "not softmax/ranked" in sub.error
+    assert sub.status == "failed" and "another evaluation" in sub.error and "not your code" in sub.error
+    assert "not softmax/ranked" in sub.error_detail and sub.error_at
 
 
 def test_logs_are_capped_at_64_kib(task, owner):
