@@ -51,6 +51,16 @@ def database_from_url(url: str) -> dict:
     }
 
 
+def weak_secret_key(key: str) -> bool:
+    """Django's own measure of a weak key (`check --deploy`, security.W009), applied at start-up:
+    a deployment that never runs the check must not run on a guessable key."""
+    from django.core.checks.security.base import (SECRET_KEY_INSECURE_PREFIX, SECRET_KEY_MIN_LENGTH,
+                                                  SECRET_KEY_MIN_UNIQUE_CHARACTERS)
+
+    return (len(key) < SECRET_KEY_MIN_LENGTH or len(set(key)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS
+            or key.startswith(SECRET_KEY_INSECURE_PREFIX))
+
+
 def write_private(path, text: str) -> None:
     """Create a file readable by its owner only (0600 from the first byte, whatever the umask)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -1,9 +1,23 @@
-"""Response headers every page gets.
+"""What every request meets: TRACE refused, and the response headers every page gets.
 
 The Content-Security-Policy comes from settings.CONTENT_SECURITY_POLICY (empty: none sent). Django
 5.2 has no CSP support of its own (6.0 adds it): one header does not justify another dependency.
 """
 from django.conf import settings
+from django.http import HttpResponseNotAllowed
+
+# TRACE echoes a request back (cross-site tracing); no page of the site has a use for it
+REFUSED_METHODS = {"TRACE"}
+
+
+class RefuseTraceMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.method in REFUSED_METHODS:
+            return HttpResponseNotAllowed(["GET", "HEAD", "POST", "OPTIONS"])
+        return self.get_response(request)
 
 
 class ContentSecurityPolicyMiddleware:

@@ -1,14 +1,14 @@
 """Settings, all from environment variables with defaults that work on a fresh checkout.
 
 Defaults: DEBUG off, SQLite under var/, Redis on localhost. `DATABASE_URL` switches to PostgreSQL.
-With DEBUG off (a deployment) the site refuses to start without SECRET_KEY and ALLOWED_HOSTS; no
-secret has a committed value. `make run` and the test suite set DEBUG=1 for themselves.
+With DEBUG off (a deployment) the site refuses to start without SECRET_KEY and ALLOWED_HOSTS, with a
+weak SECRET_KEY, or with ALLOWED_HOSTS "*"; no secret has a committed value. `make run` and the test suite set DEBUG=1 for themselves.
 """
 import os
 from pathlib import Path
 
 from leaderboard.envutil import (ConfigError, database_from_url, envbool, envint, envstr, private_file,
-                                 write_private)
+                                 weak_secret_key, write_private)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("VAR_DIR", str(BASE_DIR / "var")))
@@ -29,11 +29,19 @@ if not SECRET_KEY:
         write_private(key_file, secrets.token_urlsafe(50))
     SECRET_KEY = key_file.read_text().strip()
 
+if not DEBUG and weak_secret_key(SECRET_KEY):
+    raise ConfigError("SECRET_KEY is too weak for a site with DEBUG off: it needs at least 50 characters, "
+                      "5 of them different, and no 'django-insecure-' prefix (python -c 'import secrets; "
+                      "print(secrets.token_urlsafe(50))')")
+
 ALLOWED_HOSTS = [h.strip() for h in envstr("ALLOWED_HOSTS", "").split(",") if h.strip()]
 if not ALLOWED_HOSTS:
     if not DEBUG:
         raise ConfigError("ALLOWED_HOSTS must be set when DEBUG is off (comma separated host names)")
     ALLOWED_HOSTS = ["127.0.0.1", "localhost", "testserver"]
+if not DEBUG and "*" in ALLOWED_HOSTS:
+    # "*" answers any Host header: password-reset links and absolute URLs could name an attacker's host
+    raise ConfigError("ALLOWED_HOSTS must name the site's hosts when DEBUG is off, not '*'")
 CSRF_TRUSTED_ORIGINS = [o for o in envstr("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
 INSTALLED_APPS = [
@@ -49,6 +57,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "leaderboard.middleware.RefuseTraceMiddleware",
     "leaderboard.middleware.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -110,6 +119,8 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+# Django's two finders; a path outside their directories is a 404, not a 500 (leaderboard/staticfinders.py)
+STATICFILES_FINDERS = ["leaderboard.staticfinders.FileSystemFinder", "leaderboard.staticfinders.AppDirectoriesFinder"]
 
 if not DEBUG:
     SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", True)

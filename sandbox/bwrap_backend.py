@@ -47,6 +47,7 @@ def _parents(path: str) -> list[str]:
 
 
 def build_args(box: Box, *, status_fd: int, seccomp_fd: int | None = None) -> list[str]:
+    """bwrap's options for `box`; the command (box.argv) follows them."""
     limits = box.limits
     args = [
         "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -92,8 +93,8 @@ def build_args(box: Box, *, status_fd: int, seccomp_fd: int | None = None) -> li
     if seccomp_fd is not None:
         # loaded by bwrap right before it starts the judge: the whole box runs under it
         args += ["--seccomp", str(seccomp_fd)]
-    args += ["--remount-ro", "/", "--chdir", "/tmp", "--json-status-fd", str(status_fd), "--"]
-    return args + list(box.argv)
+    args += ["--remount-ro", "/", "--chdir", "/tmp", "--json-status-fd", str(status_fd)]
+    return args
 
 
 def _proc_covers(box: Box) -> list[str]:
@@ -191,11 +192,15 @@ def _start(box: Box, group: Cgroup | None, filter_fd: int) -> tuple[int, subproc
         for which, value in rlimits:
             resource.setrlimit(which, (value, value))
 
+    args_fd = _args_file(build_args(box, status_fd=status_w, seccomp_fd=filter_fd))
     try:
+        # bwrap's own process is the box's pid 1, whose command line every process in the box can
+        # read: it gets its options (the host paths of every mount) from a file instead, and the
+        # command line holds only the command, whose paths are the box's
         proc = subprocess.Popen(
-            [shutil.which("bwrap") or "bwrap", *build_args(box, status_fd=status_w, seccomp_fd=filter_fd)],
+            ["bwrap", "--args", str(args_fd), "--", *box.argv], executable=shutil.which("bwrap") or "bwrap",
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(status_w, filter_fd),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(status_w, filter_fd, args_fd),
             env={"PATH": "/usr/bin:/bin"}, preexec_fn=in_child, start_new_session=True,
             close_fds=True)
     except OSError as exc:
@@ -204,9 +209,19 @@ def _start(box: Box, group: Cgroup | None, filter_fd: int) -> tuple[int, subproc
     finally:
         os.close(status_w)
         os.close(filter_fd)
+        os.close(args_fd)
         if group:
             group.close_attach()
     return status_r, proc
+
+
+def _args_file(args: list[str]) -> int:
+    """A memory file of bwrap's options, each NUL-terminated, for `--args FD`; bwrap reads it
+    before the box starts and the box does not inherit it."""
+    fd = os.memfd_create("bwrap-args")
+    os.write(fd, b"".join(arg.encode() + b"\0" for arg in args))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _wait(proc, box: Box, group: Cgroup | None, started: float, status_r: int, keeper, events: dict) -> bool:

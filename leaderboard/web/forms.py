@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
 
 from evaluator import validate_source
+from leaderboard import usernames
 from leaderboard.models import Submission, Task
 
 PASTED_FILENAME = "submission.py"
@@ -16,6 +17,19 @@ class SignupForm(UserCreationForm):
     class Meta(UserCreationForm.Meta):
         model = get_user_model()
         fields = ("username",)
+
+    def clean_username(self):
+        name = super().clean_username()
+        if not name or self.has_error("username"):  # taken already: one message is enough
+            return name
+        if usernames.mixes_confusable_scripts(name):
+            raise forms.ValidationError("This name mixes scripts with letters that pass for each other; "
+                                        "write it in one script.", code="confusable")
+        other = usernames.lookalike_of(name)
+        if other is not None:
+            raise forms.ValidationError(f"This name looks like the existing name “{other}” on the boards; "
+                                        "choose another.", code="confusable")
+        return name
 
 
 def check_source(source: str) -> list[str]:

@@ -8,6 +8,8 @@ import pytest
 from leaderboard.envutil import ConfigError, database_from_url, envbool, envint
 
 ROOT = Path(__file__).resolve().parents[2]
+# a key Django's deploy check accepts: 50 characters or more, 5 or more of them different
+KEY = "test-only-" + "0123456789abcdef" * 3
 
 
 def _django_setup(env_overrides: dict, code: str = "", var_dir=None) -> subprocess.CompletedProcess:
@@ -25,7 +27,7 @@ def _django_setup(env_overrides: dict, code: str = "", var_dir=None) -> subproce
 
 
 def test_debug_is_off_unless_set(tmp_path):
-    result = _django_setup({"SECRET_KEY": "x" * 50, "ALLOWED_HOSTS": "example.org"}, "print(settings.DEBUG)",
+    result = _django_setup({"SECRET_KEY": KEY, "ALLOWED_HOSTS": "example.org"}, "print(settings.DEBUG)",
                            var_dir=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
@@ -39,13 +41,13 @@ def test_it_refuses_to_start_without_secret_key_when_debug_off(tmp_path):
 
 
 def test_it_refuses_to_start_without_allowed_hosts_when_debug_off(tmp_path):
-    result = _django_setup({"SECRET_KEY": "x" * 50}, var_dir=tmp_path)
+    result = _django_setup({"SECRET_KEY": KEY}, var_dir=tmp_path)
     assert result.returncode != 0
     assert "ALLOWED_HOSTS must be set" in result.stderr
 
 
 def test_it_starts_with_secret_key_and_hosts_when_debug_off(tmp_path):
-    result = _django_setup({"DEBUG": "0", "SECRET_KEY": "x" * 50, "ALLOWED_HOSTS": "lb.example.org"},
+    result = _django_setup({"DEBUG": "0", "SECRET_KEY": KEY, "ALLOWED_HOSTS": "lb.example.org"},
                            "print(settings.DATABASES['default']['ENGINE'], settings.ALLOWED_HOSTS, "
                            "settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE)", var_dir=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -99,3 +101,25 @@ def test_the_content_security_policy_can_be_replaced_or_left_to_the_proxy(tmp_pa
     assert "script-src 'self';" in default.stdout
     empty = _django_setup({"DEBUG": "1", "CONTENT_SECURITY_POLICY": ""}, code, var_dir=tmp_path)
     assert empty.stdout.strip() == "''"
+
+
+@pytest.mark.parametrize("key", ["abc", "x" * 60, "django-insecure-" + "0123456789abcdef" * 4],
+                         ids=["short", "one-character", "django-insecure"])
+def test_it_refuses_to_start_with_a_weak_secret_key_when_debug_off(tmp_path, key):
+    result = _django_setup({"SECRET_KEY": key, "ALLOWED_HOSTS": "lb.example.org"}, var_dir=tmp_path)
+    assert result.returncode != 0
+    assert "SECRET_KEY is too weak" in result.stderr
+    assert key not in result.stderr  # the message never quotes the key
+
+
+def test_it_refuses_to_start_with_any_host_allowed_when_debug_off(tmp_path):
+    result = _django_setup({"SECRET_KEY": KEY, "ALLOWED_HOSTS": "lb.example.org,*"}, var_dir=tmp_path)
+    assert result.returncode != 0
+    assert "not '*'" in result.stderr
+
+
+def test_development_takes_any_key_and_host(tmp_path):
+    result = _django_setup({"DEBUG": "1", "SECRET_KEY": "abc", "ALLOWED_HOSTS": "*"}, "print(settings.ALLOWED_HOSTS)",
+                           var_dir=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "['*']"

@@ -112,6 +112,13 @@ for i, path in enumerate(WRITE_PATHS):
     except OSError as e:
         obs(f"write{i}", "failed:" + type(e).__name__)
 
+# the box's pid 1 and the judge: their command lines are readable by every process in the box
+for pid in ("1", "2"):
+    try:
+        obs("cmdline_" + pid, open(f"/proc/{pid}/cmdline", "rb").read().decode("latin-1").replace(chr(0), " "))
+    except OSError as e:
+        obs("cmdline_" + pid, "denied:" + type(e).__name__)
+
 for line in open("/proc/self/status").read().splitlines():
     key, _, value = line.partition(":")
     if key in ("Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapAmb", "NoNewPrivs", "Seccomp"):
@@ -190,6 +197,17 @@ def test_project_database_and_shadow_are_not_readable(recon):
     assert obs[f"read{len(read_paths) - 1}"] in ("denied:PermissionError", "denied:FileNotFoundError",
                                                  "listed:", "listed:.pyenv")
     assert DB_CONTENT not in everything(result)
+
+
+def test_no_command_line_in_the_box_shows_a_host_path(recon):
+    """The box's pid 1 (bwrap's reaper, Docker's init) is readable from inside; its command line
+    must not carry the host paths of the box's mounts."""
+    result, obs, _, _ = recon
+    assert "cmdline_1" in obs, everything(result)[-3000:]
+    project = str(image.PROJECT_ROOT)
+    for pid in ("1", "2"):
+        cmdline = obs.get(f"cmdline_{pid}", "")
+        assert project not in cmdline and "bind" not in cmdline and "/tmp/" not in cmdline, (pid, cmdline)
 
 
 def test_canary_secrets_appear_nowhere_inside_nor_in_logs(recon):
