@@ -170,6 +170,15 @@ class Stack:
         finally:
             self.log.close()
 
+    def stop(self) -> list[str]:
+        """Ctrl-C, then what it left running (killed, so that no test leaves a stack behind)."""
+        try:
+            self.ctrl_c()
+        finally:
+            left = self.processes()
+            self.kill_all()
+        return left
+
     def kill_all(self) -> None:
         for line in self.processes():
             try:

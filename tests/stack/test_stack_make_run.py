@@ -173,13 +173,9 @@ def test_make_run_with_bubblewrap_verifies_the_readme_example_everywhere_a_user_
         health = stack.health()
         assert health["status"] == "ok" and health["queues"]["eval-cpu"]["workers"] == ["worker-eval-cpu@" + os.uname().nodename]
     finally:
-        try:
-            stack.ctrl_c()
-        finally:
-            left = stack.processes()
-            stack.kill_all()
+        left = stack.stop()
     assert stack.proc.returncode is not None
-    assert left == [], f"Ctrl-C left these running:\n" + "\n".join(left)
+    assert left == [], "Ctrl-C left these running:\n" + "\n".join(left)
     # `make test` next, in the same checkout: its services start under the var/ that make run made
     if docker_available():  # services.sh would otherwise start a Docker engine of its own
         env = {**os.environ, "TEST_PG_PORT": str(free_port()), "TEST_REDIS_PORT": str(free_port())}
@@ -204,9 +200,5 @@ def test_make_run_with_docker_verifies_a_ranked_upload(stack_dir, require_docker
         r = stack.wait_done(token, [body["id"]], timeout_s=600)[body["id"]]
         assert (r["status"], r["verdict"]) == ("done", "verified"), (r.get("reasons"), r.get("error"))
     finally:
-        try:
-            stack.ctrl_c()
-        finally:
-            left = stack.processes()
-            stack.kill_all()
+        left = stack.stop()
     assert left == [], "Ctrl-C left these running:\n" + "\n".join(left)
