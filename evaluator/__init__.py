@@ -9,6 +9,8 @@ package itself (tests/foundation/test_layers.py enforces it; docs/architecture.m
   `MODES`, `DEVICES`, `time_split`;
 - profile mode's output: `PROFILE_FILE_MAX_BYTES` (the largest .ncu-rep the judge writes) and
   `profile_summary` (a report's profile in lines of text);
+- the judge's progress while it runs: `progress_latest` (the last line of a progress file),
+  `progress_words` (a line as the site shows it);
 - the task registry: `TASKS`, `get_task` (imports torch on first use);
 - the ruler: `calibrate_tasks` (evaluator.calibrate.calibrate; imports torch on first use).
 
@@ -16,6 +18,8 @@ Importing the package is cheap (no torch) until a torch-backed name is used. The
 through `python -m evaluator run` or `evaluator.api.evaluate_file`; see docs/evaluator.md.
 """
 from .profile_report import MAX_FILE_BYTES as PROFILE_FILE_MAX_BYTES
+from .progress import latest as progress_latest
+from .progress import words as progress_words
 from .profile_report import summary_lines as profile_summary
 from .report import CODES, DEVICES, MODES, ReportError, time_split, verdict_for
 from .report import empty as empty_report
@@ -23,8 +27,8 @@ from .report import validate as validate_report
 from .upload import MAX_BYTES, check_upload, validate_source
 
 __all__ = ["CODES", "DEVICES", "MAX_BYTES", "MODES", "PROFILE_FILE_MAX_BYTES", "ReportError", "TASKS",
-           "calibrate_tasks", "check_upload", "empty_report", "get_task", "profile_summary", "time_split",
-           "validate_report", "validate_source", "verdict_for"]
+           "calibrate_tasks", "check_upload", "empty_report", "get_task", "profile_summary", "progress_latest",
+           "progress_words", "time_split", "validate_report", "validate_source", "verdict_for"]
 
 
 def __getattr__(name: str):

@@ -41,8 +41,9 @@ def evaluate_source(source: bytes | str, *, task: str, device: str = "cpu", mode
     judged = "test" if mode == "profile" else mode
     report = evaluate(source, task=task, device=device, mode=judged, time_limit_s=time_limit_s, scan=scan)
     if mode == "profile":
-        from . import profile
+        from . import profile, progress
 
+        progress.note("profile")
         left = time_limit_s - (time.monotonic() - started)
         return profile.apply(report, source, time_left_s=left, file_out=profile_out)
     return report

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from . import calls, checks
+from . import calls, checks, progress
 from .checks import Failure
 from .shapes import fmt, shape_size
 from .verdict import finite
@@ -14,6 +14,7 @@ from .verdict import finite
 def run(ev) -> None:
     t = time.monotonic()
     for i, shape in enumerate(ev.task.test_shapes):
+        progress.note("correctness", k=i + 1, n=len(ev.task.test_shapes))
         test_shape(ev, shape, ev.derive(ev.master, "test", i))
     # one call recording which operators and kernels ran (a middle-sized shape: big enough
     # that a library call shows, small enough for the CPU interpreter)

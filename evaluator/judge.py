@@ -15,7 +15,7 @@ import time
 from collections import Counter
 
 from . import (affinity, baseline_compile, baseline_keep, batch, calls, channel, checks, correctness, gpustate,
-               report, sanitize, scan, startup, timed, upload, verdict, workdir)
+               progress, report, sanitize, scan, startup, timed, upload, verdict, workdir)
 from .checks import Failure
 
 
@@ -80,18 +80,22 @@ class Evaluation:
                                         "load_inline) and needs a GPU; this machine has none"))
         for finding in scan.scan(text) if self.scan else ():
             self.codes.append(("suspicious_source", f"suspicious source: {finding}"))
+        progress.note("setup")
         startup.prepare(self)
+        progress.note("compile")
         startup.start(self)
         correctness.run(self)
         if self.compiling:
             self.report["phases"]["compile_wait_s"] = round(self.compiling.join(), 3)
         if self.mode == "ranked":
             self._timing()
+        progress.note("verdict")
         verdict.stats(self)
 
     def _timing(self):
         if self.sanitizer and self.sanitizer.runs:
             # nothing of the submission but its stopped runner may be left on the GPU when timing starts
+            progress.note("sanitizer")
             self.sanitizer.join(self.deadline - time.monotonic(), self.time_limit_s)
             self.report["phases"]["sanitizer_s"] = round(self.sanitizer.waited_s, 3)
         t = time.monotonic()
@@ -122,6 +126,7 @@ class Evaluation:
                 pinned.restore()
         self.report["timing_gate"] = ("judge's clock over batches of calls; overhead from the trusted "
                                       "baseline runner's own clock")
+        progress.note("recheck")
         correctness.recheck(self)
         self.report["phases"]["timing_s"] = time.monotonic() - t
 

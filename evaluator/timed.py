@@ -9,7 +9,7 @@ import json
 import os
 import time
 
-from . import batch, timing
+from . import batch, progress, timing
 
 SIDES = ("cand", "eager", "compile")
 FLOOR_MARGIN = 0.9  # flag a median under 90 % of the roofline floor (the ceilings are measured)
@@ -150,7 +150,9 @@ class Phase:
         budget = self.budget_s
         got, rounds = {side: [] for side in SIDES}, {side: [] for side in SIDES}
         started = time.monotonic()
+        shape_no = len(self.samples) + 1  # the rows of the shapes before this one
         for r in range(max_rounds):
+            progress.note("timing", shape=shape_no, shapes=len(ev.bench_shapes), round=r + 1, rounds_max=max_rounds)
             if r and r % REFILL_EVERY == 0:
                 self.base_written = None
             for side in round_order(r, ev.device):

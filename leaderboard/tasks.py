@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
@@ -27,18 +28,33 @@ REAPER_INTERVAL_S = float(settings.EVAL_REAPER_INTERVAL_S)
 
 class _Heartbeat:
     """Touches the row every EVAL_HEARTBEAT_S while the sandbox runs, from a thread with its own
-    database connection; the stuck-submission job tells a dead worker by a stale heartbeat."""
+    database connection; the stuck-submission job tells a dead worker by a stale heartbeat. The
+    judge's progress (`progress(line)`, called by the sandbox's watcher) becomes the row's phase
+    within a second, from the same thread."""
 
     def __init__(self, submission: Submission):
         self.submission = submission
         self.stop = threading.Event()
+        self.latest = self.shown = None
         self.thread = threading.Thread(target=self._run, name=f"heartbeat-{submission.pk}", daemon=True)
 
+    def progress(self, line: dict) -> None:
+        from evaluator import progress_words
+
+        self.latest = progress_words(line)
+
     def _run(self):
+        beat = time.monotonic()
         try:
-            while not self.stop.wait(settings.EVAL_HEARTBEAT_S):
+            while not self.stop.wait(1.0):
                 try:
-                    services.submission_heartbeat(submission=self.submission)
+                    if self.latest and self.latest != self.shown:
+                        self.shown = self.latest
+                        services.submission_set_phase(submission=self.submission, phase=self.shown)
+                        beat = time.monotonic()  # the phase write is a heartbeat too
+                    elif time.monotonic() - beat >= settings.EVAL_HEARTBEAT_S:
+                        services.submission_heartbeat(submission=self.submission)
+                        beat = time.monotonic()
                 except Exception as exc:  # a database hiccup must not end the evaluation
                     log.warning("heartbeat for %s failed: %s", self.submission.pk, exc)
                     close_old_connections()
@@ -64,7 +80,7 @@ def sandbox_limits(device: str, time_limit_s: float):
                                gpu_index=settings.WORKER_GPU_INDEX if device == "cuda" else None)
 
 
-def sandbox_evaluate(*, source: bytes, task: str, mode: str, device: str):
+def sandbox_evaluate(*, source: bytes, task: str, mode: str, device: str, on_progress=None):
     """Exactly what a worker runs for one submission (also `manage.py evaluate`). A ranked GPU
     evaluation first has the task's baselines in the judge's cache (sandbox/warm.py: once per
     task and process), so that none is timed after a cold compile."""
@@ -76,16 +92,17 @@ def sandbox_evaluate(*, source: bytes, task: str, mode: str, device: str):
     limits = sandbox_limits(device, settings.SANDBOX_TIME_LIMIT_S)
     return sandbox.evaluate(
         source=source, task=task, mode=mode, device=device, backend=settings.SANDBOX_BACKEND or None,
-        limits=limits,
+        limits=limits, on_progress=on_progress,
     )
 
 
-def _run_sandbox(submission: Submission):
+def _run_sandbox(submission: Submission, on_progress=None):
     return sandbox_evaluate(
         source=submission.source.encode(),
         task=submission.task.name,
         mode=submission.mode,
         device=scoring.device_kind(submission.device_type),
+        on_progress=on_progress,
     )
 
 
@@ -108,9 +125,9 @@ def evaluate_submission(self, submission_id: int) -> str:
         return "skipped"
     log.info("submission %s: claimed (attempt %s)", submission.pk, submission.attempts)
     try:
-        with _Heartbeat(submission):
-            services.submission_set_phase(submission=submission, phase="evaluating")
-            result = _run_sandbox(submission)
+        with _Heartbeat(submission) as heartbeat:
+            services.submission_set_phase(submission=submission, phase="starting the sandbox")
+            result = _run_sandbox(submission, on_progress=heartbeat.progress)
         services.submission_set_phase(submission=submission, phase="storing")
         stored = services.submission_store_result(submission=submission, report=result.report, logs=result.logs)
         if stored:

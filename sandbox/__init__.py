@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import threading
 import time
 
 from . import box as _box
@@ -102,18 +103,50 @@ def make_box(backend, *, argv_for, source: bytes, device: str, limits: Limits) -
                     limits=limits, gpu=gpu_plan, run_id=_box.new_run_id(deadline))
 
 
-def run_box(backend, *, argv_for, source: bytes, device: str, limits: Limits, collect):
+class _ProgressWatch:
+    """Reads the judge's progress file in the box's output directory once a second and hands each
+    new line to `on_progress` (the judge writes it; the runner's user cannot)."""
+
+    def __init__(self, path, on_progress):
+        self.path, self.on_progress = str(path), on_progress
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="box-progress", daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        from evaluator import progress_latest
+
+        last = None
+        while not self.stop.wait(1.0):
+            line = progress_latest(self.path)
+            if line and line != last:
+                last = line
+                try:
+                    self.on_progress(line)
+                except Exception:  # the watcher's reader failing must not end the evaluation
+                    pass
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(timeout=5)
+
+
+def run_box(backend, *, argv_for, source: bytes, device: str, limits: Limits, collect, on_progress=None):
     """One box run, the GPU checked free before and after it: (outcome, collect(box, outcome)),
-    `collect` reading what the box wrote before its work directory goes."""
+    `collect` reading what the box wrote before its work directory goes; `on_progress(line)` gets
+    the judge's progress lines while it runs."""
     index = limits.gpu_index if limits.gpu_index is not None else 0
     if device == "cuda":
         gpu.check_in_service(index)
         gpu.ensure_idle(index, "before")
     box = make_box(backend, argv_for=argv_for, source=source, device=device, limits=limits)
+    watch = _ProgressWatch(box.out_dir / "progress.jsonl", on_progress) if on_progress else None
     try:
         outcome = backend.run(box)
         collected = collect(box, outcome)
     finally:
+        if watch:
+            watch.close()
         _box.remove_workdir(box.workdir)
     if device == "cuda":
         gpu.ensure_idle(index, "after")
@@ -121,7 +154,7 @@ def run_box(backend, *, argv_for, source: bytes, device: str, limits: Limits, co
 
 
 def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str | None = None,
-             limits: Limits | None = None) -> SandboxResult:
+             limits: Limits | None = None, on_progress=None) -> SandboxResult:
     if not isinstance(source, (bytes, bytearray)):
         raise TypeError("source must be bytes")
     if not TASK_NAME.match(task or "") or mode not in result.MODES or device not in result.DEVICES:
@@ -141,7 +174,7 @@ def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str |
         return report, result.profile_file(report, str(box.out_dir / "profile.ncu-rep"))
 
     outcome, (report, profile_file) = run_box(
-        chosen, source=bytes(source), device=device, limits=limits, collect=collect,
+        chosen, source=bytes(source), device=device, limits=limits, collect=collect, on_progress=on_progress,
         argv_for=lambda py: evaluator_argv(py, task=task, mode=mode, device=device,
                                            time_limit_s=limits.time_limit_s))
     wall = time.monotonic() - started

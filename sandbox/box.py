@@ -23,6 +23,7 @@ SUBMISSION_DIR = "/submission"
 SUBMISSION_FILE = "/submission/submission.py"
 OUT_DIR = "/out"
 REPORT_FILE = "/out/report.json"
+PROGRESS_FILE = "/out/progress.jsonl"  # the judge's progress lines (evaluator/progress.py)
 PROFILE_FILE = "/out/profile.ncu-rep"  # profile mode on a GPU: Nsight Compute's report, when made
 EVALUATOR_ROOT = "/opt/kernelboard"
 JUDGE_CACHE = "/var/cache/kernelboard-judge"  # optional (SANDBOX_JUDGE_CACHE), judge-only
@@ -106,6 +107,7 @@ def box_env(*, device: str, limits: Limits, extra_path: str = "", host_env=None)
         "OMP_NUM_THREADS": threads,
         "MKL_NUM_THREADS": threads,
     }
+    env["EVALUATOR_PROGRESS_FILE"] = PROGRESS_FILE
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
         env["CUDA_VISIBLE_DEVICES"] = ""

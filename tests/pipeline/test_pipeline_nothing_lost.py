@@ -32,7 +32,7 @@ def _submit(base: str, key: str) -> int:
 
 
 def _evaluating(ids, **extra):
-    return (Submission.objects.filter(pk__in=ids, status="running", phase="evaluating", **extra)
+    return (Submission.objects.filter(pk__in=ids, status="running", **extra).exclude(phase="starting the sandbox")
             .order_by("pk").first())
 
 
