@@ -2,7 +2,8 @@
 
 Defaults: DEBUG off, SQLite under var/, Redis on localhost. `DATABASE_URL` switches to PostgreSQL.
 With DEBUG off (a deployment) the site refuses to start without SECRET_KEY and ALLOWED_HOSTS, with a
-weak SECRET_KEY, or with ALLOWED_HOSTS "*"; no secret has a committed value. `make run` and the test suite set DEBUG=1 for themselves.
+weak SECRET_KEY, or with ALLOWED_HOSTS "*"; no secret has a committed value. The test suite sets DEBUG=1 for itself; `make run` runs with DEBUG off
+(scripts/run.sh) unless asked.
 """
 import os
 from pathlib import Path
@@ -56,6 +57,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # outermost: every error answer under /api/ becomes JSON, whichever layer made it
+    "leaderboard.errors.ApiErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "leaderboard.middleware.RefuseTraceMiddleware",
     "leaderboard.middleware.ContentSecurityPolicyMiddleware",
@@ -64,6 +67,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "leaderboard.errors.NotAllowedPageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -107,7 +111,18 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Mail (password reset links): printed on the console unless an SMTP host is set (docs/deployment.md)
+EMAIL_HOST = envstr("EMAIL_HOST", "")
+EMAIL_BACKEND = ("django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
+                 else "django.core.mail.backends.console.EmailBackend")
+EMAIL_PORT = envint("EMAIL_PORT", 587)
+EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", True)
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "webmaster@localhost")
 LOGIN_URL = "login"
+# a refused form (expired page, cookies off) gets the site's 403 page, which says what to do
+CSRF_FAILURE_VIEW = "leaderboard.web.views.errors.csrf_failure"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
 

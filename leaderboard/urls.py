@@ -13,3 +13,9 @@ urlpatterns = [
     path("api/", include("leaderboard.api.urls")),
     path("", include("leaderboard.web.urls")),
 ]
+
+# the site's own pages (templates/errors/, 404.html, 500.html); shown whenever DEBUG is off
+handler400 = "leaderboard.web.views.errors.bad_request"
+handler403 = "leaderboard.web.views.errors.permission_denied"
+handler404 = "leaderboard.web.views.errors.page_not_found"
+handler500 = "leaderboard.web.views.errors.server_error"

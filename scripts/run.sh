@@ -10,11 +10,21 @@ cd "$ROOT"
 PY=.venv/bin/python
 HOST="${HOST:-127.0.0.1}"
 PORT="${PORT:-8000}"
-# a development stack: debug pages on this machine only (the settings' default is off)
-export DEBUG="${DEBUG:-1}"
+# the site as users meet it: its own error pages and JSON errors under /api/. DEBUG=1 make run
+# gives Django's debug pages instead.
+export DEBUG="${DEBUG:-0}"
 # the database, logs and Redis files are the owner's alone
 umask 077
 mkdir -p var
+# DEBUG off needs a strong key and the host names: this checkout's own key (var/, never committed)
+# and this machine's names. Plain HTTP on this machine: cookies without the Secure flag.
+if [ -z "${SECRET_KEY:-}" ]; then
+    [ -s var/dev-secret-key ] || $PY -c 'import secrets; print(secrets.token_urlsafe(50))' >var/dev-secret-key
+    SECRET_KEY="$(cat var/dev-secret-key)"
+    export SECRET_KEY
+fi
+export ALLOWED_HOSTS="${ALLOWED_HOSTS:-127.0.0.1,localhost,$HOST}"
+export SECURE_COOKIES="${SECURE_COOKIES:-0}"
 # ...but var/ itself stays traversable: `make test` runs PostgreSQL as its own user with its data
 # under var/services/, whatever mode the umask or an earlier run gave var/
 chmod 0711 var
@@ -113,7 +123,8 @@ if [ -n "$RULER" ]; then
 fi
 
 # --- web server and beat ----------------------------------------------------------------------
-$PY manage.py runserver "$HOST:$PORT" --noreload &
+# --insecure: the development server serves static/ with DEBUG off too
+$PY manage.py runserver "$HOST:$PORT" --noreload --insecure &
 pids+=($!)
 echo "site on http://$HOST:$PORT  (Ctrl-C stops everything)"
 # one beat for the whole site, whatever the number of workers: each would otherwise send every job

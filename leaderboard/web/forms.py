@@ -16,7 +16,8 @@ PASTED_FILENAME = "submission.py"
 class SignupForm(UserCreationForm):
     class Meta(UserCreationForm.Meta):
         model = get_user_model()
-        fields = ("username",)
+        fields = ("username", "email")
+        help_texts = {"email": "Optional: only to send you a link when you forget your password."}
 
     def clean_username(self):
         name = super().clean_username()

@@ -16,8 +16,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, username, email, if_missing, **opts):
         User = get_user_model()
-        if if_missing and User.objects.filter(is_superuser=True).exists():
-            self.stdout.write("a superuser exists already; nothing to do")
+        existing = User.objects.filter(is_superuser=True).order_by("pk").first()
+        if if_missing and existing is not None:
+            # its password was printed on the first run only: say how to set a new one
+            name = existing.get_username()
+            self.stdout.write(f"the admin account {name} exists already (its password was printed when it was "
+                              f"created; to set a new one: .venv/bin/python manage.py changepassword {name})")
             return
         if User.objects.filter(username=username).exists():
             raise CommandError(f"a user named {username!r} exists already")

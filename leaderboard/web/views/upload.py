@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
@@ -32,6 +33,14 @@ def upload(request):
         return render(request, "web/upload.html", _context(form), status=status)
     form = UploadForm(initial={"task": request.GET.get("task")})
     return render(request, "web/upload.html", _context(form))
+
+
+def too_large_form(request):
+    """The form again, after Django refused a body too large to read (templates/errors/)."""
+    limit = settings.SUBMISSION_MAX_BYTES
+    refusal = (f"What you sent is larger than the site reads ({settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes), "
+               f"so nothing was kept: a submission may be at most {limit:,} bytes (256 KiB).")
+    return render(request, "web/upload.html", {**_context(UploadForm()), "refusal": refusal}, status=413)
 
 
 def _context(form) -> dict:

@@ -1,0 +1,92 @@
+"""The error pages as `make run` serves them: the development server with DEBUG off and --insecure
+(scripts/run.sh), a process of its own on the test database, read over HTTP."""
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def live_site(transactional_db, tmp_path):
+    from django.conf import settings
+    from django.db import connection
+
+    db = connection.settings_dict
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "DJANGO"))}
+    env.update(DEBUG="0", SECRET_KEY=secrets.token_urlsafe(50), ALLOWED_HOSTS="127.0.0.1,localhost",
+               SECURE_COOKIES="0", REDIS_URL=settings.REDIS_URL, PYTHONUNBUFFERED="1",
+               DATABASE_URL=f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}")
+    port = free_port()
+    log = tmp_path / "web.log"
+    proc = subprocess.Popen([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload", "--insecure"],
+                            cwd=ROOT, env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, log.read_text()
+            try:
+                urllib.request.urlopen(url + "/static/css/site.css", timeout=2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        connection.close()
+
+
+# one browser: the CSRF cookie of the first page goes with the forms after it
+browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+
+
+def fetch(url: str, data: bytes | None = None, content_type: str = "") -> tuple[int, str, str]:
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": content_type} if content_type else {})
+    try:
+        with browser.open(req, timeout=30) as r:
+            return r.status, r.headers.get("Content-Type", ""), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type", ""), e.read().decode()
+
+
+def test_the_development_server_with_debug_off_shows_the_sites_own_pages(live_site):
+    status, kind, body = fetch(live_site + "/no/such/page/")
+    assert status == 404 and 'id="not-found"' in body and "URLconf" not in body
+
+    status, kind, body = fetch(live_site + "/api/no/such/thing")
+    assert status == 404 and kind == "application/json" and body.startswith('{"error":')
+
+    status, kind, body = fetch(live_site + "/accounts/logout/")
+    assert status == 405 and 'id="not-allowed"' in body
+
+    status, kind, body = fetch(live_site + "/accounts/login/", b"username=x", "application/x-www-form-urlencoded")
+    assert status == 403 and 'id="forbidden"' in body  # no CSRF cookie yet
+
+    fetch(live_site + "/accounts/login/")
+    status, kind, body = fetch(live_site + "/accounts/login/", b"username=" + b"x" * (5 * 1024 * 1024),
+                               "application/x-www-form-urlencoded")
+    assert status == 413 and 'id="too-large"' in body and "RequestDataTooBig" not in body
+
+    # the stylesheet the pages link to is served with DEBUG off too
+    status, kind, body = fetch(live_site + "/static/css/site.css")
+    assert status == 200 and kind.startswith("text/css")
