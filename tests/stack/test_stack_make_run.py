@@ -138,7 +138,7 @@ def test_make_run_with_bubblewrap_verifies_the_readme_example_everywhere_a_user_
             assert cli.returncode == 0 and "status: done" in out and "verdict: verified" in out, out
             # the judge's steps reach the CLI through the box, the worker and the API as they happen
             phases = {line.strip() for line in out.splitlines() if line.strip().startswith("running: ")}
-            assert len(phases) >= 4 and any("timing: shape" in p for p in phases), out
+            assert len(phases) >= 4 and any("correctness: shape" in p for p in phases), out
 
             page.wait_for_selector("#result[data-status='done']", timeout=120_000)
             assert page.inner_text("#verdict").strip().lower() == "verified", page.inner_text("#result")
