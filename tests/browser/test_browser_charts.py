@@ -95,3 +95,37 @@ def test_a_single_entrys_floor_is_drawn(page, site):
     assert page.locator("#chart-floor .scatterlayer .point").count() == 1
     low = page.evaluate("document.getElementById('chart-floor')._fullLayout.yaxis.range[0]")
     assert 10 ** low < task.floors_for("cpu")[0]["floor_ms"]
+
+
+def test_at_390px_the_home_and_board_tables_fit_and_the_navigation_takes_two_lines(page, site):
+    task = Task.objects.get(name="softmax")
+    for i, (speedup, ms) in enumerate([(1.15, 0.11), (0.97, 0.6)]):
+        entry(task, f"a-rather-long-name-{i}", device_type=H200, speedup=speedup, eager=speedup * 1.7, ms=ms)
+    entry(task, "slow", device_type="cpu", speedup=0.00134, eager=0.0009, ms=357)
+    get_user_model().objects.create_user("staffer", password="a-long-pass-phrase-9", is_staff=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    cut = {}
+    for who in ("anonymous", "staff"):
+        if who == "staff":
+            page.goto(f"{site.url}/accounts/login/")
+            page.fill("#id_username", "staffer")
+            page.fill("#id_password", "a-long-pass-phrase-9")
+            page.click("#login-form button[type=submit]")
+            page.wait_for_url(f"{site.url}/")
+        for path in ("/", "/tasks/softmax/?device=cpu", f"/tasks/softmax/?device={H200}"):
+            page.goto(site.url + path)
+            # every table shows whole: nothing hidden behind a scroll inside its box
+            for table in ("#tasks", "#leaderboard"):
+                if page.locator(table).count():
+                    box = page.evaluate(f"(() => {{ const t = document.querySelector('{table}');"
+                                        " return [t.scrollWidth, t.parentElement.clientWidth]; })()")
+                    if box[0] > box[1]:
+                        cut[f"{who} {path} {table}"] = box
+            line = page.evaluate("parseFloat(getComputedStyle(document.body).lineHeight)")
+            header = page.locator(".site-header").bounding_box()["height"]
+            # two lines for a visitor; staff have three more links (Audit, Admin, their name)
+            if header > (2 if who == "anonymous" else 3) * line + 30:
+                cut[f"{who} {path} header"] = header
+            if SHOTS:
+                page.screenshot(path=f"{SHOTS}/narrow-{who}-{path.strip('/').replace('/', '_') or 'home'}.png")
+    assert not cut, cut
