@@ -9,11 +9,18 @@ mode bar a strip of its own.
 """
 from __future__ import annotations
 
+from datetime import timedelta
+
 import plotly.graph_objects as go
 
 from leaderboard.web.present import shape_label
 
 TOP_N = 20
+# above this ratio of the largest to the smallest value a linear axis flattens the small ones
+# (a CPU's 0.001x next to the 1x line, a floor of microseconds under bars of hundreds of ms)
+LOG_SPREAD = 10
+# a history shorter than this is widened to it, so its axis reads in dates, not in milliseconds
+HISTORY_MIN_SPAN = timedelta(days=2)
 # a dotted line at speedup 1 (as fast as the baseline); a layout shape, cheaper than add_hline
 _ONE = dict(type="line", xref="paper", x0=0, x1=1, y0=1, y1=1, line=dict(dash="dot", color="#888"))
 _LAYOUT = dict(
@@ -22,6 +29,12 @@ _LAYOUT = dict(
     height=380,
     legend=dict(orientation="h", y=-0.2),
 )
+
+
+def axis_type(values) -> str:
+    """"log" when the positive values span more than LOG_SPREAD, else "linear"."""
+    shown = [v for v in values if v is not None and v > 0]
+    return "log" if shown and max(shown) / min(shown) > LOG_SPREAD else "linear"
 
 
 def top_speedups(entries: list) -> str:
@@ -34,8 +47,11 @@ def top_speedups(entries: list) -> str:
             go.Bar(name="over eager", x=users, y=[e.speedup_vs_eager for e in top]),
         ]
     )
+    # the 1x line counts: a board far below it is drawn on a log axis that shows both
+    speedups = [1] + [e.speedup_vs_compile for e in top] + [e.speedup_vs_eager for e in top]
     fig.update_layout(
-        barmode="group", shapes=[_ONE], yaxis_title="speedup (x)", xaxis_title="user", **_LAYOUT
+        barmode="group", shapes=[_ONE], yaxis_title="speedup (x)", xaxis_title="user",
+        yaxis_type=axis_type(speedups), **_LAYOUT
     )
     return fig.to_json()
 
@@ -62,9 +78,23 @@ def history(points: list[dict]) -> str:
         ]
     )
     fig.update_layout(
-        shapes=[_ONE], yaxis_title="speedup (x)", xaxis_title="date", **_LAYOUT
+        shapes=[_ONE], yaxis_title="speedup (x)", xaxis_title="date",
+        yaxis_type=axis_type([1] + ys), **_LAYOUT
     )
+    fig.update_xaxes(type="date", range=_date_range([p["created_at"] for p in points]))
     return fig.to_json()
+
+
+def _date_range(moments: list):
+    """A range at least HISTORY_MIN_SPAN wide around the moments, or None (plotly's own) when
+    they already span that much. One point alone otherwise gets an axis of a millisecond."""
+    if not moments:
+        return None
+    first, last = min(moments), max(moments)
+    pad = (HISTORY_MIN_SPAN - (last - first)) / 2
+    if pad <= timedelta(0):
+        return None
+    return [(first - pad).isoformat(), (last + pad).isoformat()]
 
 
 def versus_floor(entries: list, floors: list[dict]) -> str:
@@ -73,24 +103,30 @@ def versus_floor(entries: list, floors: list[dict]) -> str:
     users = [e.user.get_username() for e in top]
     fig = go.Figure()
     labels = [shape_label(f["shape"]) for f in floors]
+    values = []
     for floor, label in zip(floors, labels):
         times = []
         for e in top:
             times.append(_candidate_ms(e, floor["shape"]))
+        values += times + [floor["floor_ms"]]
         fig.add_trace(go.Bar(name=f"time {label}", x=users, y=times))
         fig.add_trace(
             go.Scatter(
                 name=f"floor {label}", x=users, y=[floor["floor_ms"]] * len(users),
-                mode="lines", line=dict(dash="dash"),
+                # a line alone has no length under a single user's bar: each user gets a tick too
+                mode="lines+markers", line=dict(dash="dash"),
+                marker=dict(symbol="line-ew-open", size=30, line=dict(width=3)),
+                hovertemplate="%{x}<br>floor %{y:.3g} ms<extra></extra>",
             )
         )
     fig.update_layout(
         barmode="group",
         yaxis_title="ms",
-        yaxis_type="log" if len(floors) > 1 else "linear",
+        yaxis_type=axis_type(values),
         xaxis_title="user",
         **_LAYOUT,
     )
+    fig.update_yaxes(exponentformat="e")
     return fig.to_json()
 
 
@@ -130,10 +166,9 @@ def result_times(rows: list[dict]) -> str:
         marker=dict(symbol="line-ew-open", size=40, line=dict(width=3, color="#b3261e")),
         hovertemplate="%{x}<br>floor %{y:.3g} ms<extra></extra>",
     ))
-    spread = max(values) / min(values) if values and min(values) > 0 else 1
     fig.update_layout(
         barmode="group", yaxis_title="ms (median; bar: p10-p90)", xaxis_title="benchmark shape",
-        yaxis_type="log" if spread > 30 else "linear", **_LAYOUT,
+        yaxis_type=axis_type(values), **_LAYOUT,
     )
     # "1e-4", not plotly's SI "100μ", which reads as a unit next to "ms"
     fig.update_yaxes(exponentformat="e")

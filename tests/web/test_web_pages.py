@@ -314,3 +314,20 @@ def test_submission_page_marks_a_noisy_timing_run(client, task, owner):
     sub.save()
     shapes = re.search(r'<table id="shapes">.*?</table>', client.get(url).content.decode(), re.S).group(0)
     assert "47 %" in shapes and "noisy run" in shapes
+
+
+def test_a_cpu_only_site_offers_no_gpu_tab_until_a_gpu_result_arrives(client, settings, task, owner):
+    """The task has H200 floors, but a board tab is for device types with results or workers."""
+    url = reverse("task_detail", args=[task.name])
+    tabs = lambda html: re.findall(r'<a href="\?device=[^"]*"[^>]*>([^<]+)</a>', html)
+    assert "cuda:NVIDIA H200" in task.floors
+    assert tabs(client.get(url).content.decode()) == ["CPU"]
+    # the H200 board (its floors, its empty table) is still there for a link to it
+    gpu = client.get(url + "?device=cuda:NVIDIA H200").content.decode()
+    assert tabs(gpu) == ["CPU", "NVIDIA H200"] and "Leaderboard on NVIDIA H200" in gpu
+    make_done(task, owner, speedup=1.4)  # H200
+    pagecache.clear()
+    assert tabs(client.get(url).content.decode()) == ["NVIDIA H200", "CPU"]
+    settings.WORKER_DEVICE, settings.WORKER_GPU_NAME = "cuda", "NVIDIA H100"
+    pagecache.clear()
+    assert tabs(client.get(url).content.decode()) == ["NVIDIA H100", "NVIDIA H200"]

@@ -18,16 +18,17 @@ HISTORY_POINTS = 500
 
 
 def _device_types(task: Task) -> list[str]:
-    """Device types that have a leaderboard for this task; the first is the default board. That
-    is the device this site's workers evaluate on when it is a GPU, has results or no device has
-    any, else the device with the most results; boards with floors only come last. A CPU-only
-    site thus opens on the CPU board, where its users' results are, and a GPU site on its GPU's
-    board, where its uploads rank, even while only CPU try-outs have results."""
+    """The boards offered as tabs: device types with results and the one this site's workers
+    evaluate on (routing.default_device_type); the first is the default board. That is the site's
+    own device when it is a GPU, has results or no device has any, else the device with the most
+    results. A CPU-only site thus opens on the CPU board, where its users' results are, and offers
+    no GPU tab until a GPU result arrives; a GPU site opens on its GPU's board, where its uploads
+    rank, even while only CPU try-outs have results."""
     own = routing.default_device_type()
     counts = selectors.device_types_with_results(task=task)
-    every = set(selectors.device_types_for_task(task=task)) | {own}
+    offered = set(counts) | {own}
     own_first = not is_tryout(own) or bool(counts.get(own)) or not counts
-    return sorted(every, key=lambda d: (not (own_first and d == own), -counts.get(d, 0), d == "cpu", d))
+    return sorted(offered, key=lambda d: (not (own_first and d == own), -counts.get(d, 0), d == "cpu", d))
 
 
 def _board(task: Task, device_type: str) -> dict:
@@ -70,9 +71,13 @@ def _page(name: str, device_param: str | None) -> dict:
     if task is None:
         return {"found": False}
     device_types = _device_types(task)
-    device_type = device_param or (device_types[0] if device_types else "cpu")
-    if device_types and device_type not in device_types:
-        return {"found": False}
+    device_type = device_param or device_types[0]
+    if device_type not in device_types:
+        # a device type the task has floors for is still a board to link to, shown as the
+        # current tab while it is open, though it is not offered while it has no results
+        if device_type not in selectors.device_types_for_task(task=task):
+            return {"found": False}
+        device_types = device_types + [device_type]
     board = _board(task, device_type)
     kind = device_type.split(":", 1)[0]
     bench_shapes = [shape_label(s) for s in (task.bench_shapes or {}).get(kind, [])]
