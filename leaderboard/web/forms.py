@@ -50,7 +50,8 @@ class TaskChoiceField(forms.ModelChoiceField):
 
 
 class UploadForm(forms.Form):
-    task = TaskChoiceField(queryset=Task.objects.all(), to_field_name="name", empty_label=None)
+    # no task is chosen for the user: a file sent to the first task in the list by accident is queued
+    task = TaskChoiceField(queryset=Task.objects.all(), to_field_name="name", empty_label="Choose a task")
     mode = forms.ChoiceField(
         choices=Submission.Mode.choices,
         initial=Submission.Mode.TEST,

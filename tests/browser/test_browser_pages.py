@@ -124,6 +124,9 @@ def test_a_flagged_owner_is_told_it_awaits_review_and_publishes_the_code(page, s
     log_in(page, site.url, "dave")
     page.goto(f"{site.url}/submissions/{sub.pk}/")
     assert page.inner_text("#verdict-title") == "Flagged: awaiting review, not ranked until approved"
+    page.click("#publish-form button")  # the confirmation box is required: the browser holds the form back
+    assert page.locator("#code-open").count() == 0
+    page.check("#publish-confirm")
     page.click("#publish-form button")
     page.wait_for_selector("#code-open")
     page.context.clear_cookies()

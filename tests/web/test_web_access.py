@@ -47,7 +47,12 @@ def test_a_published_entry_shows_its_code_to_everyone(client, done, owner, other
     assert "custom_kernel" not in client.get(url).content.decode()  # only the owner may publish
     client.force_login(owner)
     assert 'id="publish-form"' in client.get(url).content.decode()
+    # the button alone publishes nothing: publishing cannot be undone
     r = client.post(reverse("submission_publish", args=[done.pk]), follow=True)
+    assert "Nothing was published" in r.content.decode()
+    done.refresh_from_db()
+    assert done.published_at is None
+    r = client.post(reverse("submission_publish", args=[done.pk]), {"confirm": "yes"}, follow=True)
     assert "The code is now public" in r.content.decode()
     client.logout()
     html = client.get(url).content.decode()

@@ -104,3 +104,14 @@ def test_the_form_says_which_device_evaluates_and_that_a_cpu_is_a_tryout(logged_
     settings.WORKER_DEVICE, settings.WORKER_GPU_NAME = "cuda", "NVIDIA H200"
     html = logged_in.get(reverse("upload")).content.decode()
     assert "<strong>NVIDIA H200</strong>." in html and "try-out" not in html
+
+
+def test_the_task_list_starts_on_a_placeholder_and_an_upload_without_a_task_is_refused(client, task, owner):
+    client.force_login(owner)
+    html = client.get(reverse("upload")).content.decode()
+    select = html[html.index('<select name="task"'):]
+    select = select[:select.index("</select>")]
+    assert '<option value="" selected>Choose a task</option>' in select
+    r = client.post(reverse("upload"), {"mode": "test", "code": GOOD.decode()})
+    assert r.status_code == 400 and "This field is required" in r.content.decode()
+    assert not Submission.objects.exists()

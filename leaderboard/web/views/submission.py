@@ -113,6 +113,11 @@ def submission_publish(request, pk: int):
     submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
     if submission is None:
         raise Http404("No such submission")
+    if request.POST.get("confirm") != "yes":
+        # publishing cannot be undone: one click on the button alone does not do it
+        messages.error(request, "Nothing was published: tick the box that says you want every visitor to read "
+                                "this code, then press the button again.")
+        return redirect("submission_detail", pk=pk)
     try:
         services.submission_publish(submission=submission, actor=request.user)
     except ValidationError as exc:
