@@ -46,7 +46,7 @@ class _Heartbeat:
     def _run(self):
         beat = time.monotonic()
         try:
-            while not self.stop.wait(1.0):
+            while not self.stop.wait(0.5):
                 try:
                     if self.latest and self.latest != self.shown:
                         self.shown = self.latest

@@ -104,7 +104,7 @@ def make_box(backend, *, argv_for, source: bytes, device: str, limits: Limits) -
 
 
 class _ProgressWatch:
-    """Reads the judge's progress file in the box's output directory once a second and hands each
+    """Reads the judge's progress file in the box's output directory twice a second and hands each
     new line to `on_progress` (the judge writes it; the runner's user cannot)."""
 
     def __init__(self, path, on_progress):
@@ -117,7 +117,7 @@ class _ProgressWatch:
         from evaluator import progress_latest
 
         last = None
-        while not self.stop.wait(1.0):
+        while not self.stop.wait(0.5):
             line = progress_latest(self.path)
             if line and line != last:
                 last = line

@@ -96,6 +96,22 @@ def require_chromium():
     require(os.path.exists("/usr/bin/chromium"), "Chromium at /usr/bin/chromium")
 
 
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One browser for the whole session, whichever folder's tests use it: Playwright's sync API
+    runs an event loop in this thread, so a second sync_playwright() in the same process fails.
+    Tests ask require_chromium first, so this only runs with it."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
 # ---- site fixtures shared by tests/site, tests/web and the browser tests ----------------------
 
 @pytest.fixture(autouse=True)

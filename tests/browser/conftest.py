@@ -20,20 +20,6 @@ import pipeline_helpers as ph  # noqa: E402
 # browser steps are ordinary blocking calls, which Django otherwise refuses inside a loop.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-
-
-@pytest.fixture(scope="session")
-def chromium():
-    """One browser for the session; `page` asks require_chromium first, so this only runs with it."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
 @pytest.fixture
 def page(require_chromium, chromium):
     # the tests' own waits (wait_for_function) evaluate strings in the page, which the site's

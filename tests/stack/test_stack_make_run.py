@@ -34,8 +34,6 @@ pytestmark = [pytest.mark.slow]
 EXAMPLE = ROOT / "examples" / "softmax.py"
 CHEAT = ROOT / "tests" / "exploits" / "submissions" / "a14_torch_softmax.py"
 PASSWORD = "stack-pw-9813"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture
@@ -58,11 +56,10 @@ def start(stack_dir, backend: str) -> Stack:
     return stack
 
 
-def browser_page(playwright):
-    browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-    page = browser.new_context().new_page()
+def new_page(chromium):
+    page = chromium.new_context().new_page()
     page.set_default_timeout(30_000)
-    return browser, page
+    return page
 
 
 def sign_up_with_token(page, base: str, username: str) -> str:
@@ -84,81 +81,80 @@ def docker_available() -> bool:
 
 
 def test_make_run_with_bubblewrap_verifies_the_readme_example_everywhere_a_user_meets_it(
-        stack_dir, require_bwrap, require_chromium):
-    from playwright.sync_api import sync_playwright
-
+        stack_dir, require_bwrap, require_chromium, chromium):
     stack = start(stack_dir, "bwrap")
     try:
         assert "worker" in stack.output() and f"http://127.0.0.1:{stack.port}" in stack.output()
-        with sync_playwright() as p:
-            browser, page = browser_page(p)
-            user = f"newcomer{uuid.uuid4().hex[:6]}"
-            token = sign_up_with_token(page, stack.url, user)
-            source = EXAMPLE.read_text()
-            ids = {}
+        page = first = new_page(chromium)
+        user = f"newcomer{uuid.uuid4().hex[:6]}"
+        token = sign_up_with_token(page, stack.url, user)
+        source = EXAMPLE.read_text()
+        ids = {}
 
-            def post(key, token, mode, text, filename):
-                status, body = stack.api("/api/submissions", token,
-                                         {"task": "softmax", "mode": mode, "source": text, "filename": filename})
-                assert status == 201, body
-                ids[key] = body["id"]
+        def post(key, token, mode, text, filename):
+            status, body = stack.api("/api/submissions", token,
+                                     {"task": "softmax", "mode": mode, "source": text, "filename": filename})
+            assert status == 201, body
+            ids[key] = body["id"]
 
-            # two at a time per user is the site's limit: the newcomer's first two through the API,
-            # a second user's cheat through the API and ranked upload through the browser's form
-            post("test", token, "test", source, "softmax.py")
-            post("ranked", token, "ranked", source, "softmax.py")
-            other = browser.new_context().new_page()
-            other_token = sign_up_with_token(other, stack.url, f"other{uuid.uuid4().hex[:6]}")
-            post("cheat", other_token, "ranked", CHEAT.read_text(), CHEAT.name)
-            other.goto(f"{stack.url}/upload/")
-            other.select_option("#id_task", "softmax")
-            other.check("input[name=mode][value=ranked]")
-            other.set_input_files("#id_file", str(EXAMPLE))
-            other.click("#upload-form button[type=submit]")
-            other.wait_for_url(re.compile(r"/submissions/\d+/$"))
-            ids["browser"] = int(re.search(r"/submissions/(\d+)/$", other.url).group(1))
-            page = other
+        # two at a time per user is the site's limit: the newcomer's first two through the API,
+        # a second user's cheat through the API and ranked upload through the browser's form
+        post("test", token, "test", source, "softmax.py")
+        post("ranked", token, "ranked", source, "softmax.py")
+        other = new_page(chromium)
+        other_token = sign_up_with_token(other, stack.url, f"other{uuid.uuid4().hex[:6]}")
+        post("cheat", other_token, "ranked", CHEAT.read_text(), CHEAT.name)
+        other.goto(f"{stack.url}/upload/")
+        other.select_option("#id_task", "softmax")
+        other.check("input[name=mode][value=ranked]")
+        other.set_input_files("#id_file", str(EXAMPLE))
+        other.click("#upload-form button[type=submit]")
+        other.wait_for_url(re.compile(r"/submissions/\d+/$"))
+        ids["browser"] = int(re.search(r"/submissions/(\d+)/$", other.url).group(1))
+        page = other
 
-            results = stack.wait_done(token, [ids["test"], ids["ranked"]], timeout_s=900)
-            # then profile mode through the API, and ranked through the CLI as the README shows it
-            post("profile", token, "profile", source, "softmax.py")
-            cli = subprocess.Popen([sys.executable, "-m", "leaderboard.cli", "submit", str(EXAMPLE), "--task", "softmax",
-                                    "--mode", "ranked", "--url", stack.url, "--token", token, "--poll", "1"],
-                                   cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            results.update(stack.wait_done(token, [ids["profile"]], timeout_s=900))
-            results.update(stack.wait_done(other_token, [ids["cheat"], ids["browser"]], timeout_s=900))
-            for mode in ("test", "ranked", "profile", "browser"):
-                r = results[ids[mode]]
-                assert (r["status"], r["verdict"]) == ("done", "verified"), (mode, r.get("reasons"), r.get("error"))
-            assert results[ids["ranked"]]["speedup_vs_compile"] > 0 and results[ids["ranked"]]["shapes"]
-            assert results[ids["profile"]]["profile"], results[ids["profile"]]
-            cheat = results[ids["cheat"]]
-            assert cheat["status"] == "done" and cheat["verdict"] in ("flagged", "rejected"), cheat
-            out, _ = cli.communicate(timeout=900)
-            assert cli.returncode == 0 and "status: done" in out and "verdict: verified" in out, out
-            # the judge's steps reach the CLI through the box, the worker and the API as they happen
-            phases = {line.strip() for line in out.splitlines() if line.strip().startswith("running: ")}
-            assert len(phases) >= 4 and any("correctness: shape" in p for p in phases), out
+        results = stack.wait_done(token, [ids["test"], ids["ranked"]], timeout_s=900)
+        # then profile mode through the API, and ranked through the CLI as the README shows it
+        post("profile", token, "profile", source, "softmax.py")
+        cli = subprocess.Popen([sys.executable, "-m", "leaderboard.cli", "submit", str(EXAMPLE), "--task", "softmax",
+                                "--mode", "ranked", "--url", stack.url, "--token", token, "--poll", "0.3"],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        results.update(stack.wait_done(token, [ids["profile"]], timeout_s=900))
+        results.update(stack.wait_done(other_token, [ids["cheat"], ids["browser"]], timeout_s=900))
+        for mode in ("test", "ranked", "profile", "browser"):
+            r = results[ids[mode]]
+            assert (r["status"], r["verdict"]) == ("done", "verified"), (mode, r.get("reasons"), r.get("error"))
+        assert results[ids["ranked"]]["speedup_vs_compile"] > 0 and results[ids["ranked"]]["shapes"]
+        assert results[ids["profile"]]["profile"], results[ids["profile"]]
+        cheat = results[ids["cheat"]]
+        assert cheat["status"] == "done" and cheat["verdict"] in ("flagged", "rejected"), cheat
+        out, _ = cli.communicate(timeout=900)
+        assert cli.returncode == 0 and "status: done" in out and "verdict: verified" in out, out
+        # the judge's steps reach the CLI through the box, the worker and the API as they happen (the
+        # CPU's quick rounds can fall between two polls: the compile and a correctness shape cannot)
+        phases = {line.strip() for line in out.splitlines() if line.strip().startswith("running: ")}
+        assert len(phases) >= 3 and any("correctness: shape" in p for p in phases), out
 
-            page.wait_for_selector("#result[data-status='done']", timeout=120_000)
-            assert page.inner_text("#verdict").strip().lower() == "verified", page.inner_text("#result")
-            page.goto(f"{stack.url}/tasks/softmax/?device=cpu")
-            board = page.locator("#leaderboard tbody").inner_text()
-            assert user in board and results[ids["cheat"]]["verdict"] != "verified", board
+        page.wait_for_selector("#result[data-status='done']", timeout=120_000)
+        assert page.inner_text("#verdict").strip().lower() == "verified", page.inner_text("#result")
+        page.goto(f"{stack.url}/tasks/softmax/?device=cpu")
+        board = page.locator("#leaderboard tbody").inner_text()
+        assert user in board and results[ids["cheat"]]["verdict"] != "verified", board
 
-            # the admin, with the password the launcher printed once, finds the cheat in the console
-            admin = browser.new_context().new_page()
-            admin.goto(f"{stack.url}/accounts/login/")
-            admin.fill("#id_username", "admin")
-            admin.fill("#id_password", stack.admin_password())
-            admin.locator("form [type=submit]").click()
-            admin.wait_for_load_state()
-            admin.goto(f"{stack.url}/audit/")
-            if cheat["verdict"] == "flagged":
-                assert admin.locator(f"#queue a[href='/audit/{ids['cheat']}/']").count() == 1
-            admin.goto(f"{stack.url}/audit/{ids['cheat']}/")
-            assert cheat["reason_codes"][0] in admin.inner_text("#audit-reasons")
-            browser.close()
+        # the admin, with the password the launcher printed once, finds the cheat in the console
+        admin = new_page(chromium)
+        admin.goto(f"{stack.url}/accounts/login/")
+        admin.fill("#id_username", "admin")
+        admin.fill("#id_password", stack.admin_password())
+        admin.locator("form [type=submit]").click()
+        admin.wait_for_load_state()
+        admin.goto(f"{stack.url}/audit/")
+        if cheat["verdict"] == "flagged":
+            assert admin.locator(f"#queue a[href='/audit/{ids['cheat']}/']").count() == 1
+        admin.goto(f"{stack.url}/audit/{ids['cheat']}/")
+        assert cheat["reason_codes"][0] in admin.inner_text("#audit-reasons")
+        for each in (first, other, admin):
+            each.context.close()
 
         # the worker killed with SIGKILL mid-evaluation: the launcher starts it again under its
         # name, the new process re-queues what the dead one was running, and it ends once
@@ -188,15 +184,12 @@ def test_make_run_with_bubblewrap_verifies_the_readme_example_everywhere_a_user_
         assert started.returncode == 0, started.stderr
 
 
-def test_make_run_with_docker_verifies_a_ranked_upload(stack_dir, require_docker, require_chromium):
+def test_make_run_with_docker_verifies_a_ranked_upload(stack_dir, require_docker, require_chromium, chromium):
     stack = start(stack_dir, "docker")
     try:
-        from playwright.sync_api import sync_playwright
-
-        with sync_playwright() as p:
-            browser, page = browser_page(p)
-            token = sign_up_with_token(page, stack.url, f"dockeruser{uuid.uuid4().hex[:6]}")
-            browser.close()
+        page = new_page(chromium)
+        token = sign_up_with_token(page, stack.url, f"dockeruser{uuid.uuid4().hex[:6]}")
+        page.context.close()
         status, body = stack.api("/api/submissions", token, {"task": "softmax", "mode": "ranked",
                                                              "source": EXAMPLE.read_text(), "filename": "softmax.py"})
         assert status == 201, body
