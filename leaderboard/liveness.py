@@ -38,11 +38,12 @@ def withdraw(*, node: str, queues: list[str], client=None) -> None:
     client.delete(*[f"{PREFIX}{queue}:{node}" for queue in queues])
 
 
-def live_workers(client=None) -> dict[str, list[str]] | None:
-    """{queue: [node, ...]} of the workers alive now; None when Redis cannot be read."""
+def live_workers(client=None, *, queue: str = "*") -> dict[str, list[str]] | None:
+    """{queue: [node, ...]} of the workers alive now, of every queue or of one; None when Redis
+    cannot be read."""
     try:
         client = client or _client()
-        keys = [k.decode() for k in client.scan_iter(match=PREFIX + "*", count=500)]
+        keys = [k.decode() for k in client.scan_iter(match=f"{PREFIX}{queue}:*", count=500)]
     except Exception as exc:  # the broker's errors vary; the caller says "unknown"
         log.warning("could not read the workers' heartbeats: %s", exc)
         return None

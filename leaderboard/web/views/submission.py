@@ -69,16 +69,18 @@ def _worker_note(submission: Submission) -> str:
 
     if submission.is_finished:
         return ""
-    live = liveness.live_workers()
+    # the page polls this every 2 s: one scan of this submission's queue only
+    queue = eval_queue_for(submission.device_type)
+    live = liveness.live_workers(queue=queue)
     if live is None:
         return ""
+    nodes = live.get(queue, [])
     if submission.status == Submission.Status.RUNNING:
-        alive = {node for nodes in live.values() for node in nodes}
-        if submission.worker and submission.worker not in alive:
+        if submission.worker and submission.worker not in nodes:
             return ("The worker that was evaluating this submission has stopped answering. It is queued again "
                     "automatically and evaluated from the start; nothing is lost.")
         return ""
-    if not live.get(eval_queue_for(submission.device_type)):
+    if not nodes:
         return ("No worker is running for this device right now. The submission keeps its place in the queue "
                 "and is evaluated once a worker starts.")
     return ""
