@@ -14,8 +14,11 @@ device tool; its state lives in STATE = /tmp/gpu-site):
             `python3 -m evaluator run` right after it: upload-to-verdict and the two speedups
   modes     examples/softmax.py in test and profile mode through the API
   cheats    eight cheats of tests/exploits, each verdict against the one the suite expects
-  queue     QUEUE_N (12) ranked uploads of the examples from the three users at once: the order
-            they ran in and each one's upload-to-verdict
+  queue     QUEUE_N (12) ranked uploads of the examples from the three users at once, then collect;
+            with KILL_IN_QUEUE=1 the worker is killed (as in `kill`) during the first one
+  collect   each queued upload once it has finished: its verdict, upload-to-verdict, the site's
+            timeline (queued, started, finished, attempts, worker) and the judge's phases; waits
+            at most until UNTIL_S, so that a queue longer than one call is collected by the next
   kill      a ranked upload; the worker killed with SIGKILL mid-evaluation, which the launcher
             starts again: the submission ends once, no process of the dead evaluation holds the GPU
   export    the site's rows as JSON (manage.py export_results) into OUT/rows.json
@@ -46,6 +49,9 @@ PORT = 8000
 URL = f"http://127.0.0.1:{PORT}"
 TASKS = ["softmax", "layernorm", "gelu_bias_residual", "matmul_bias_relu", "transformer_block"]
 PY = str(ROOT / ".venv" / "bin" / "python")
+# waits end by then (UNTIL_S seconds after this script started, default 540): a device call is at
+# most ten minutes, and what is still running is collected by the next call's `collect`
+DEADLINE = time.monotonic() + float(os.environ.get("UNTIL_S", "540"))
 
 
 def env() -> dict:
@@ -54,7 +60,7 @@ def env() -> dict:
     libs = glob.glob(f"{DEBS}/usr/lib/x86_64-linux-gnu")
     e["LD_LIBRARY_PATH"] = ":".join(libs + [e.get("LD_LIBRARY_PATH", "")]).strip(":")
     # four in flight per user (the site's default is two), so that three users queue twelve at once
-    e.update(PORT=str(PORT), HOST="127.0.0.1", PYTHONUNBUFFERED="1", DEBUG="1", EVAL_MAX_ACTIVE_PER_USER="4")
+    e.update(PORT=str(PORT), HOST="127.0.0.1", PYTHONUNBUFFERED="1", EVAL_MAX_ACTIVE_PER_USER="4")
     return e
 
 
@@ -175,7 +181,7 @@ def upload(token: str, task: str, mode: str, path: Path) -> tuple[int, float]:
 
 
 def wait(token: str, pk: int, timeout_s: float = 600) -> dict:
-    deadline = time.monotonic() + timeout_s
+    deadline = min(time.monotonic() + timeout_s, DEADLINE)
     while time.monotonic() < deadline:
         status, body = api(f"/api/submissions/{pk}", token)
         if body.get("status") in ("done", "failed"):
@@ -191,6 +197,20 @@ def summary(body: dict) -> dict:
     return {k: body.get(k) for k in keep}
 
 
+def detail(pk: int) -> dict:
+    """What the site stored: when it was queued, started and finished, by which worker, after how
+    many attempts, and the judge's phases (the report's `phases`) and GPU."""
+    code = ("from leaderboard.models import Submission as S; import json; s=S.objects.get(pk=%d); "
+            "r=s.report or {}; t=lambda d: d.isoformat() if d else None; "
+            "print(json.dumps(dict(created=t(s.created_at), started=t(s.started_at), finished=t(s.finished_at), "
+            "attempts=s.attempts, worker=s.worker, phases=r.get('phases'), "
+            "gpu=(r.get('gpu_state') or {}).get('before'))))") % pk
+    try:
+        return json.loads(manage("shell", "-c", code).strip().splitlines()[-1])
+    except (subprocess.CalledProcessError, ValueError, IndexError) as exc:
+        return {"detail_failed": repr(exc)[:300]}
+
+
 def examples(out: Path) -> None:
     token = json.loads((STATE / "tokens.json").read_text())["ann"]
     for task in os.environ.get("TASKS", " ".join(TASKS)).split():
@@ -198,6 +218,10 @@ def examples(out: Path) -> None:
         pk, t = upload(token, task, "ranked", path)
         body = wait(token, pk)
         site = summary(body) | {"upload_to_verdict_s": round(body.get("seen_done_at", time.time()) - t, 1)}
+        site["detail"] = detail(pk)
+        if os.environ.get("DIRECT", "1") == "0":
+            record(out, stage="examples", task=task, site=site)
+            continue
         t = time.monotonic()
         report = STATE / f"direct-{task}.json"
         direct = subprocess.run([sys.executable, "-m", "evaluator", "run", str(path), "--task", task, "--device",
@@ -253,8 +277,7 @@ def cheats(out: Path) -> None:
 
 def queue(out: Path) -> None:
     """QUEUE_N ranked uploads (default 12) of the five examples from the three users, all sent at
-    once (the stack runs with EVAL_MAX_ACTIVE_PER_USER=4): the order they ran in and each one's
-    upload-to-verdict."""
+    once (the stack runs with EVAL_MAX_ACTIVE_PER_USER=4), then `collect`."""
     tokens = json.loads((STATE / "tokens.json").read_text())
     n = int(os.environ.get("QUEUE_N", "12"))
     names = sorted(tokens)
@@ -262,17 +285,33 @@ def queue(out: Path) -> None:
     for k in range(n):
         user, task = names[k % len(names)], TASKS[k % len(TASKS)]
         pk, t = upload(tokens[user], task, "ranked", ROOT / "examples" / f"{task}.py")
-        sent.append((user, task, pk, t))
-    for user, task, pk, t in sent:
-        body = wait(tokens[user], pk, timeout_s=1500)
-        record(out, stage="queue", user=user, task=task, site=summary(body), started=_started(pk),
-               upload_to_verdict_s=round(body.get("seen_done_at", time.time()) - t, 1))
+        sent.append({"user": user, "task": task, "id": pk, "sent_at": t})
+    (STATE / "queue.json").write_text(json.dumps(sent))
+    record(out, stage="queue", sent=sent)
+    if os.environ.get("KILL_IN_QUEUE") == "1":  # the kill case on the queue's first evaluation
+        _kill_during(out, tokens[sent[0]["user"]], sent[0]["id"])
+    collect(out)
 
 
-def _started(pk: int) -> str:
-    text = manage("shell", "-c", "from leaderboard.models import Submission as S; "
-                                 f"print(S.objects.get(pk={pk}).started_at.isoformat())")
-    return text.strip().splitlines()[-1]
+def collect(out: Path) -> None:
+    """Each queued upload that has finished and is not yet recorded: its verdict, upload to
+    verdict, and the site's timeline and phases; waits until DEADLINE for the rest."""
+    tokens = json.loads((STATE / "tokens.json").read_text())
+    sent = json.loads((STATE / "queue.json").read_text())
+    done_path = STATE / "queue-recorded.json"
+    done = set(json.loads(done_path.read_text())) if done_path.exists() else set()
+    for row in sent:
+        if row["id"] in done:
+            continue
+        body = wait(tokens[row["user"]], row["id"], timeout_s=1500)
+        if body.get("status") == "timeout":
+            record(out, stage="collect", left=[r["id"] for r in sent if r["id"] not in done])
+            return
+        record(out, stage="queue", user=row["user"], task=row["task"], site=summary(body), detail=detail(row["id"]),
+               upload_to_verdict_s=round(body["seen_done_at"] - row["sent_at"], 1))
+        done.add(row["id"])
+        done_path.write_text(json.dumps(sorted(done)))
+    record(out, stage="collect", left=[])
 
 
 def gpu_apps() -> str:
@@ -287,9 +326,25 @@ def kill(out: Path) -> None:
     launcher starts it again under its name, which re-queues the evaluation it was running."""
     token = json.loads((STATE / "tokens.json").read_text())["cy"]
     pk, t = upload(token, "softmax", "ranked", ROOT / "examples" / "softmax.py")
-    while time.time() - t < 120:  # well into the evaluation: the runners hold the GPU
+    _kill_during(out, token, pk)
+    body = wait(token, pk, timeout_s=420)
+    record(out, stage="kill", id=pk, gpu_apps_end=gpu_apps(), final=summary(body) | _attempts(pk),
+           upload_to_verdict_s=round(body.get("seen_done_at", time.time()) - t, 1),
+           workers_now=[line for line in _ps() if "celery" in line and " worker " in line])
+
+
+def _kill_during(out: Path, token: str, pk: int) -> None:
+    """Waits until submission `pk` has been running for 20 s (its runners hold the GPU), then
+    kills every Celery worker process with SIGKILL and records what held the GPU and which
+    evaluation processes were left, at once and 5 s later."""
+    seen = None
+    while time.monotonic() < DEADLINE:
         status, body = api(f"/api/submissions/{pk}", token)
-        if body.get("status") == "running" and time.time() - t > 20:
+        if body.get("status") == "running":
+            seen = seen or time.monotonic()
+            if time.monotonic() - seen > 20:
+                break
+        elif body.get("status") in ("done", "failed"):
             break
         time.sleep(0.5)
     before = gpu_apps()
@@ -299,13 +354,15 @@ def kill(out: Path) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    boxes_at_kill = _boxes()
     time.sleep(5)
-    after_kill = gpu_apps()
-    body = wait(token, pk, timeout_s=420)
-    record(out, stage="kill", id=pk, killed=killed, gpu_apps_before=before, gpu_apps_after_kill=after_kill,
-           gpu_apps_end=gpu_apps(), final=summary(body) | _attempts(pk),
-           upload_to_verdict_s=round(body.get("seen_done_at", time.time()) - t, 1),
-           workers_now=[line for line in _ps() if "celery" in line and " worker " in line])
+    record(out, stage="kill", id=pk, phase_at_kill=body.get("phase"), killed=killed, gpu_apps_before=before,
+           gpu_apps_5s_after=gpu_apps(), boxes_at_kill=boxes_at_kill, boxes_5s_after=_boxes())
+
+
+def _boxes() -> list[str]:
+    """The processes of evaluations: bubblewrap, the judge and its runners."""
+    return [line[:200] for line in _ps() if "bwrap" in line or "-m evaluator" in line]
 
 
 def _ps() -> list[str]:
@@ -329,10 +386,16 @@ def calibrate(out: Path) -> None:
     its rows in OUT/calibrate-<first task>.json, lists that join into one ruler file."""
     names = os.environ.get("CAL_TASKS", " ".join(TASKS)).split()
     path = out / f"calibrate-{names[0]}.json"
+    e = dict(os.environ)
+    cache = ROOT / "var" / "sandbox" / "judge-cache"  # the site's, warmed by `make run`
+    if cache.is_dir():
+        e["EVALUATOR_JUDGE_CACHE"] = str(cache)
+    busy = [line for line in _ps() if "celery" in line or "runserver" in line or "bwrap" in line]
     t = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "evaluator", "calibrate", "--device", "cuda", "--json", str(path),
-                        *[a for n in names for a in ("--task", n)]], cwd=ROOT, capture_output=True, text=True)
+                        *[a for n in names for a in ("--task", n)]], cwd=ROOT, capture_output=True, text=True, env=e)
     record(out, stage="calibrate", tasks=names, rc=p.returncode, seconds=round(time.monotonic() - t, 1),
+           judge_cache=e.get("EVALUATOR_JUDGE_CACHE", "default"), running_before=busy,
            table=p.stdout[-3000:], stderr=p.stderr[-1500:] if p.returncode else "")
 
 
@@ -347,7 +410,7 @@ def stop(out: Path) -> None:
 
 
 STAGES = {"setup": setup, "start": start, "users": users, "examples": examples, "modes": modes, "cheats": cheats,
-          "queue": queue, "kill": kill,
+          "queue": queue, "collect": collect, "kill": kill,
           "export": export, "calibrate": calibrate, "stop": stop}
 
 

@@ -5,8 +5,13 @@ GPU, limits), so the cache it fills is the one their judges read, keyed by the s
 versions.
 
 `warm_before(task, device, ...)` is what a worker calls before each GPU evaluation: the first
-evaluation of a task in a worker's process warms it, the others do nothing. A warm-up that fails
-is logged and forgotten: that evaluation compiles alone, as with a cold cache (slower, never wrong).
+evaluation of a task in a worker's process warms it, the others do nothing. Where the judge's
+cache already holds the task's mark for the host's torch and Triton (the launcher warmed it
+before the worker started, or an earlier worker did), no box is started for it: a box that only
+finds the cache warm still costs its judge's start, about 10 s of a first evaluation on an H200.
+The judge checks the mark itself before it overlaps its compile, so a mark read wrongly here
+only ever costs time. A warm-up that fails is logged and forgotten: that evaluation compiles
+alone, as with a cold cache (slower, never wrong).
 """
 from __future__ import annotations
 
@@ -38,6 +43,20 @@ def judge_cache(device: str) -> str:
     from . import gpu
 
     return str(gpu.state_dir() / "judge-cache")
+
+
+def marked_warm(task: str, device: str, cache: str) -> bool:
+    """Whether `cache` holds the judge's mark that `task`'s baselines compiled for this host's
+    torch and Triton (evaluator/baseline_compile.py names it task-device-GPU-torch-triton)."""
+    from importlib import metadata
+
+    try:
+        versions = f"-{metadata.version('torch')}-{metadata.version('triton')}"
+        names = os.listdir(os.path.join(cache, "compiled"))
+    except (metadata.PackageNotFoundError, OSError):
+        return False
+    safe = "".join(c if c.isalnum() or c in "-." else "_" for c in versions)
+    return any(n.startswith(f"{task}-{device}-") and n.endswith(safe) for n in names)
 
 
 def warm_tasks(tasks: list[str], *, device: str, backend: str | None = None,
@@ -83,6 +102,9 @@ def warm_before(task: str, *, device: str, backend: str | None = None, limits: L
     with _lock:
         if key in _warmed:
             return None
+        if marked_warm(task, device, key[2]):
+            _warmed.add(key)
+            return {"task": task, "device": device, "state": "already warm", "seconds": 0.0}
         try:
             result = warm_tasks([task], device=device, backend=backend, limits=limits)[0]
         except (SandboxError, OSError, ValueError) as exc:

@@ -46,3 +46,34 @@ def test_a_bad_request_is_refused(tmp_path, monkeypatch):
     for tasks, device in ((["../x"], "cpu"), ([], "cpu"), (["softmax"], "tpu")):
         with pytest.raises(ValueError, match="bad warm-up request"):
             sandbox.warm_tasks(tasks, device=device)
+
+
+def _judge_mark(cache, *, torch_version, triton_version):
+    """The mark as the judge itself names it (evaluator/baseline_compile.py)."""
+    from types import SimpleNamespace
+
+    from evaluator import baseline_compile
+
+    ev = SimpleNamespace(task_name="softmax", device="cuda", cache=str(cache),
+                         report={"gpu_name": "NVIDIA H200",
+                                 "versions": {"torch": torch_version, "triton": triton_version}})
+    path = baseline_compile._marker(ev)
+    (cache / "compiled").mkdir(parents=True, exist_ok=True)
+    open(path, "w").close()
+
+
+@pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="needs a machine without a GPU")
+def test_a_cache_the_judge_marked_warm_starts_no_box(tmp_path, monkeypatch):
+    """Here a box for the GPU fails at once (no nvidia-smi), so "already warm" proves none ran."""
+    import torch
+    import triton
+
+    monkeypatch.setenv("SANDBOX_JUDGE_CACHE", str(tmp_path))
+    monkeypatch.setenv("SANDBOX_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setattr(warm, "_warmed", set())
+    _judge_mark(tmp_path, torch_version="1.0.0", triton_version="1.0.0")  # another install's
+    assert sandbox.warm_before("softmax", device="cuda")["state"] == "failed"
+    _judge_mark(tmp_path, torch_version=torch.__version__, triton_version=triton.__version__)
+    assert sandbox.warm_before("softmax", device="cuda") == {
+        "task": "softmax", "device": "cuda", "state": "already warm", "seconds": 0.0}
+    assert sandbox.warm_before("layernorm", device="cuda")["state"] == "failed"  # its own mark only
