@@ -73,7 +73,8 @@ def record(out: Path, **row) -> None:
 
 def manage(*args) -> str:
     link_venv()
-    return subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=env(), check=True, capture_output=True,
+    # DEBUG=1: the stack's secret key is the launcher's, and without it DEBUG=0 refuses to start
+    return subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=env() | {"DEBUG": "1"}, check=True, capture_output=True,
                           text=True).stdout
 
 

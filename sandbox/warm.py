@@ -8,7 +8,7 @@ versions.
 evaluation of a task in a worker's process warms it, the others do nothing. Where the judge's
 cache already holds the task's mark for the host's torch and Triton (the launcher warmed it
 before the worker started, or an earlier worker did), no box is started for it: a box that only
-finds the cache warm still costs its judge's start, about 10 s of a first evaluation on an H200.
+finds the cache warm still costs its judge's start, 4-5 s of a first evaluation on an H200.
 The judge checks the mark itself before it overlaps its compile, so a mark read wrongly here
 only ever costs time. A warm-up that fails is logged and forgotten: that evaluation compiles
 alone, as with a cold cache (slower, never wrong).
@@ -46,17 +46,15 @@ def judge_cache(device: str) -> str:
 
 
 def marked_warm(task: str, device: str, cache: str) -> bool:
-    """Whether `cache` holds the judge's mark that `task`'s baselines compiled for this host's
-    torch and Triton (evaluator/baseline_compile.py names it task-device-GPU-torch-triton)."""
-    from importlib import metadata
-
+    """Whether `cache` holds a mark of the judge's that `task`'s baselines compiled on `device`
+    (evaluator/baseline_compile.py names it task-device-GPU-torch-triton). The versions are not
+    compared: the launcher warms every task at each start, and a mark of another install only
+    means that the judge, which compares them, compiles alone once."""
     try:
-        versions = f"-{metadata.version('torch')}-{metadata.version('triton')}"
         names = os.listdir(os.path.join(cache, "compiled"))
-    except (metadata.PackageNotFoundError, OSError):
+    except OSError:
         return False
-    safe = "".join(c if c.isalnum() or c in "-." else "_" for c in versions)
-    return any(n.startswith(f"{task}-{device}-") and n.endswith(safe) for n in names)
+    return any(n.startswith(f"{task}-{device}-") for n in names)
 
 
 def warm_tasks(tasks: list[str], *, device: str, backend: str | None = None,

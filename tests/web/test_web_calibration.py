@@ -106,8 +106,8 @@ def test_the_submission_page_says_whether_its_speedup_was_measured_with_a_calibr
 
 
 def test_the_published_h200_ruler_imports_with_the_readme_command(client, capsys):
-    """README's one command: the committed H200 ruler has a reading for every task, and the task
-    pages show it (whether each is within the bound is the measurement's to say)."""
+    """README's one command: the committed H200 ruler has a reading inside 1.00 +- 0.01 for
+    every task in both columns, and the task pages show it."""
     from pathlib import Path
 
     from evaluator import TASKS
@@ -129,7 +129,9 @@ def test_the_published_h200_ruler_imports_with_the_readme_command(client, capsys
     out = capsys.readouterr().out
     for name in TASKS:
         entry = Task.objects.get(name=name).calibration[H200]
-        assert entry["reference_vs_eager"] and entry["compile_vs_compile"], (name, entry)
+        # a ruler outside its own bar is never published
+        for column in ("reference_vs_eager", "compile_vs_compile"):
+            assert 0.99 <= entry[column] <= 1.01, (name, column, entry)
         assert name in out
     section = _section(client, Task.objects.get(name="softmax"))
     assert "h200.json" in section
