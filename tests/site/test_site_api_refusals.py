@@ -120,3 +120,21 @@ def test_a_csrf_failure_under_api_is_json_that_names_the_token(csrf_client, sett
     assert "Authorization: Token" in resp.json()["error"] and "CSRF" in resp.json()["error"]
     page = csrf_client.post("/accounts/login/", {})  # the site's forms keep their page
     assert page.status_code == 403 and page["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_delete_over_http_is_a_json_405_not_a_csrf_page(live_server, task, owner):
+    """Through the real server, as curl sends it: token header, no cookie, no CSRF token."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    key = services.api_token_create(user=owner)[1]
+    sub = make_done(task, owner)
+    req = urllib.request.Request(f"{live_server.url}/api/submissions/{sub.pk}", method="DELETE",
+                                 headers={"Authorization": f"Token {key}"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(req, timeout=30)
+    assert refused.value.code == 405 and refused.value.headers["Allow"] == "GET"
+    assert refused.value.headers["Content-Type"].startswith("application/json")
+    assert "use GET" in json.loads(refused.value.read())["error"]

@@ -187,6 +187,21 @@ def test_show_and_wait_refuse_clearly(live_server, task, owner, other, key):
         assert code == 2 and "is not the site's address" in err
 
 
+def test_an_address_that_is_not_the_leaderboard_is_named(tmp_path, db):
+    """A --url that answers, but not in JSON (another web server): a line that says so."""
+    (tmp_path / "api" / "submissions").mkdir(parents=True)
+    (tmp_path / "api" / "submissions" / "5").write_text("<html>a page</html>")
+    server = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"], cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        port = re.search(r"port (\d+)", server.stdout.readline()).group(1)
+        code, _, err = cli("show", "5", "--url", f"http://127.0.0.1:{port}", token="lb_x")
+        assert code == 2 and "did not answer in JSON: is --url the leaderboard's address?" in err
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
 def test_wait_prints_each_phase_as_it_changes_then_the_result(live_server, task, owner, key):
     sub = make_queued(task, owner, device_type="cpu")
     Submission.objects.filter(pk=sub.pk).update(phase="waiting for a worker")
