@@ -1,132 +1,138 @@
-"""Submit a kernel through the JSON API and wait for its result.
+"""Submit kernels and read their results through the JSON API.
 
-    python -m leaderboard.cli submit FILE --task NAME [--mode test|ranked|profile] [--url URL] [--token KEY]
-                                          [--profile-out FILE.ncu-rep]
+    python -m leaderboard.cli submit FILE --task NAME [--mode test|ranked|profile] [--no-wait]
+                                          [--timeout S] [--json OUT] [--profile-out FILE.ncu-rep]
+    python -m leaderboard.cli list [--task NAME] [--limit N]
+    python -m leaderboard.cli show ID
+    python -m leaderboard.cli wait ID [--timeout S]
 
-The token comes from --token or $LEADERBOARD_TOKEN, the site from --url or $LEADERBOARD_URL
-(default http://127.0.0.1:8000). Talks HTTP with the standard library only; no Django setup
-(a profile is printed by the evaluator's face, standard library too).
-Exit status: 0 verified or flagged (or a passing test run), 1 rejected, 3 failed or timed out,
-2 usage or API errors.
+Every command takes --url URL and --token KEY. The token comes from --token or
+$LEADERBOARD_TOKEN, the site from --url or $LEADERBOARD_URL (default http://127.0.0.1:8000).
+`show` and `wait` read a public submission without a token too. Talks HTTP with the standard
+library only; no Django setup (a profile is printed by the evaluator's face, standard library too).
+
+Exit status:
+  submit  0 verified or flagged (or a passing test run), 1 rejected, 3 failed or timed out
+  wait    0 verified, 1 rejected, 3 failed or timed out, 4 flagged (waiting for an admin's review)
+  list, show  0
+  every command: 2 usage or API errors (no token, a bad id, the site unreachable), 130 Ctrl-C
 """
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+
+from leaderboard.cli_output import list_lines, print_result
+
+EXIT_VERIFIED, EXIT_REJECTED, EXIT_ERROR, EXIT_FAILED, EXIT_FLAGGED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+NEED_TOKEN = "an API token is needed: --token KEY or $LEADERBOARD_TOKEN (create one on your profile page)"
+PAGE_MAX = 100  # the API's largest page (views.PAGE_SIZE_MAX)
 
 
 class ApiError(Exception):
-    pass
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
 
 
 def _call(method: str, url: str, token: str, body: dict | None = None, *, raw: bool = False):
-    """The JSON answer (or with raw=True the body's bytes) of one API call; ApiError otherwise."""
+    """The JSON answer (or with raw=True the body's bytes) of one API call; ApiError otherwise,
+    with the HTTP status where there was an answer."""
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method=method)
-    req.add_header("Authorization", f"Token {token}")
+    if token:
+        req.add_header("Authorization", f"Token {token}")
     req.add_header("Accept", "application/json")
     if data is not None:
         req.add_header("Content-Type", "application/json")
     try:
         with urllib.request.urlopen(req, timeout=60) as resp:
             body = resp.read()
-            return body if raw else json.loads(body)
     except urllib.error.HTTPError as exc:
         try:
             message = json.loads(exc.read()).get("error") or exc.reason
-        except ValueError:
+        except (ValueError, AttributeError):
             message = exc.reason
-        raise ApiError(f"HTTP {exc.code}: {message}") from None
+        raise ApiError(f"HTTP {exc.code}: {message}", exc.code) from None
     except urllib.error.URLError as exc:
-        raise ApiError(f"cannot reach {url}: {exc.reason}") from None
+        raise ApiError(f"cannot reach {url}: {exc.reason} (is the site running? --url or $LEADERBOARD_URL)") from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise ApiError(f"cannot reach {url}: {exc or type(exc).__name__}") from None
+    if raw:
+        return body
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise ApiError(f"{url} did not answer in JSON: is --url the leaderboard's address?") from None
 
 
-def verdict_lines(result: dict) -> list[str]:
-    """The verdict, each reason with its code, and the two speedups: the head of what this CLI
-    and `manage.py evaluate` print."""
-    lines = [f"verdict: {result.get('verdict')}"]
-    lines += [f"  - [{code}] {reason}"
-              for code, reason in zip(result.get("reason_codes") or [], result.get("reasons") or [])]
-    lines += [f"{key}: {result[key]:.3f}x"
-              for key in ("speedup_vs_compile", "speedup_vs_eager") if result.get(key) is not None]
-    return lines
+def _token(args) -> str:
+    return args.token or os.environ.get("LEADERBOARD_TOKEN", "")
 
 
-def _print_result(sub: dict, out) -> None:
-    w = out.write
-    w(f"submission #{sub['id']}  task {sub['task']}  mode {sub['mode']}  device {sub['device_type']}\n")
-    w(f"status: {sub['status']}\n")
-    if sub["status"] == "failed":
-        w(f"error: {sub.get('error') or 'unknown'}\n")
-        return
-    for line in verdict_lines(sub):
-        w(line + "\n")
-    if sub.get("pct_of_floor") is not None:
-        w(f"pct_of_floor: {sub['pct_of_floor']:.1f}%\n")
-    for row in sub.get("shapes") or []:
-        cand = row.get("candidate_ms")
-        sp = row.get("speedup_vs_compile")
-        w(f"  {json.dumps(row.get('shape'))}: {cand if cand is not None else '-'} ms"
-          f"{f', {sp:.3f}x vs compile' if sp else ''}\n")
-    failed_tests = [t for t in sub.get("tests") or [] if not t.get("passed")]
-    for t in failed_tests:
-        w(f"  test {json.dumps(t.get('shape'))} failed: {t.get('message', '')}\n")
-    if sub.get("gpu_name"):
-        w(f"gpu: {sub['gpu_name']}\n")
-    if sub.get("profile"):
-        from evaluator import profile_summary
+def _base(args) -> str:
+    return args.url.rstrip("/")
 
-        w("\n".join(profile_summary(sub["profile"])) + "\n")
+
+def _follow(sub: dict, url: str, token: str, args, out, err) -> dict | None:
+    """Poll until the submission is finished, printing its status and phase each time they change;
+    None when the time is up (said on err)."""
+    deadline = time.monotonic() + args.timeout
+    last = None
+    while not sub.get("finished"):
+        if time.monotonic() > deadline:
+            err.write(f"gave up waiting after {args.timeout:g} s; status {sub['status']}: "
+                      f"`python -m leaderboard.cli wait {sub['id']}` goes on waiting\n")
+            return None
+        shown = (sub["status"], sub.get("phase"))
+        if shown != last:
+            out.write(f"  {sub['status']}{': ' + sub['phase'] if sub.get('phase') else ''}\n")
+            out.flush()
+            last = shown
+        time.sleep(args.poll)
+        sub = _call("GET", url, token)
+    return sub
 
 
 def submit(args, out=sys.stdout, err=sys.stderr) -> int:
-    token = args.token or os.environ.get("LEADERBOARD_TOKEN", "")
+    token = _token(args)
     if not token:
-        err.write("an API token is needed: --token KEY or $LEADERBOARD_TOKEN (create one on your profile page)\n")
-        return 2
+        err.write(NEED_TOKEN + "\n")
+        return EXIT_ERROR
     try:
         with open(args.file, "rb") as f:
             raw = f.read()
         source = raw.decode("utf-8")
     except OSError as exc:
         err.write(f"cannot read {args.file}: {exc.strerror}\n")
-        return 2
+        return EXIT_ERROR
     except UnicodeDecodeError:
         err.write(f"{args.file} is not UTF-8 text\n")
-        return 2
-    base = args.url.rstrip("/")
+        return EXIT_ERROR
     try:
-        sub = _call("POST", f"{base}/api/submissions", token,
+        sub = _call("POST", f"{_base(args)}/api/submissions", token,
                     {"task": args.task, "mode": args.mode, "source": source,
                      "filename": os.path.basename(args.file)})
         out.write(f"submitted #{sub['id']} ({sub['status']})\n")
         if args.no_wait:
-            return 0
-        deadline = time.monotonic() + args.timeout
-        last = None
-        while not sub.get("finished"):
-            if time.monotonic() > deadline:
-                err.write(f"gave up waiting after {args.timeout} s; status {sub['status']}: {sub['url']}\n")
-                return 3
-            shown = (sub["status"], sub.get("phase"))
-            if shown != last:
-                out.write(f"  {sub['status']}{': ' + sub['phase'] if sub.get('phase') else ''}\n")
-                out.flush()
-                last = shown
-            time.sleep(args.poll)
-            sub = _call("GET", sub["url"], token)
+            return EXIT_VERIFIED
+        sub = _follow(sub, sub["url"], token, args, out, err)
     except ApiError as exc:
         err.write(f"error: {exc}\n")
-        return 2
+        return EXIT_ERROR
+    if sub is None:
+        return EXIT_FAILED
     if args.json:
         with open(args.json, "w") as f:
             json.dump(sub, f, indent=2)
-    _print_result(sub, out)
+    print_result(sub, out)
     if args.profile_out:
         if not sub.get("profile_file"):
             err.write("no .ncu-rep to save: this run has no Nsight Compute report\n")
@@ -135,31 +141,164 @@ def submit(args, out=sys.stdout, err=sys.stderr) -> int:
                 data = _call("GET", sub["profile_file"], token, raw=True)
             except ApiError as exc:
                 err.write(f"error: {exc}\n")
-                return 2
+                return EXIT_ERROR
             with open(args.profile_out, "wb") as f:
                 f.write(data)
             out.write(f"saved the Nsight Compute report to {args.profile_out} ({len(data)} bytes)\n")
     if sub["status"] == "failed":
-        return 3
-    return 1 if sub.get("verdict") == "rejected" else 0
+        return EXIT_FAILED
+    return EXIT_REJECTED if sub.get("verdict") == "rejected" else EXIT_VERIFIED
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m leaderboard.cli", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("submit", help="submit a kernel and wait for its result")
+def list_submissions(args, out=sys.stdout, err=sys.stderr) -> int:
+    """Your submissions, newest first, --limit of them (pages of the API as needed)."""
+    token = _token(args)
+    if not token:
+        err.write(NEED_TOKEN + "\n")
+        return EXIT_ERROR
+    query = f"per_page={min(args.limit, PAGE_MAX)}"
+    if args.task:
+        query += "&task=" + urllib.parse.quote(args.task)
+    results, url, count = [], f"{_base(args)}/api/submissions?{query}", 0
+    try:
+        while url and len(results) < args.limit:
+            page = _call("GET", url, token)
+            results += page["results"]
+            count, url = page["count"], page["next"]
+        if not results and args.task:
+            tasks = [t["name"] for t in _call("GET", f"{_base(args)}/api/tasks", token)["tasks"]]
+            if args.task not in tasks:
+                err.write(f"error: no task named {args.task!r}; the tasks: {', '.join(tasks)}\n")
+                return EXIT_ERROR
+    except ApiError as exc:
+        err.write(f"error: {exc}\n")
+        return EXIT_ERROR
+    if not results:
+        out.write(f"no submissions{' for ' + args.task if args.task else ''} yet\n")
+        return EXIT_VERIFIED
+    for line in list_lines(results[:args.limit]):
+        out.write(line + "\n")
+    if count > args.limit:
+        out.write(f"the newest {args.limit} of {count}: --limit N shows more\n")
+    return EXIT_VERIFIED
+
+
+def _fetch_one(args, token: str, err) -> dict | None:
+    """The submission ID as the API shows it to this token, or None with the reason on err."""
+    url = f"{_base(args)}/api/submissions/{args.id}"
+    try:
+        return _call("GET", url, token)
+    except ApiError as exc:
+        if exc.status == 401 and not token:
+            err.write(f"submission #{args.id} is not public: {NEED_TOKEN}\n")
+        elif exc.status == 404:
+            err.write(f"error: no submission #{args.id} that you can read "
+                      "(`python -m leaderboard.cli list` shows yours)\n")
+        else:
+            err.write(f"error: {exc}\n")
+        return None
+
+
+def show(args, out=sys.stdout, err=sys.stderr) -> int:
+    sub = _fetch_one(args, _token(args), err)
+    if sub is None:
+        return EXIT_ERROR
+    print_result(sub, out)
+    return EXIT_VERIFIED
+
+
+def wait(args, out=sys.stdout, err=sys.stderr) -> int:
+    """Follow one submission to its result, then print it as `show` does; the exit status says
+    the verdict (the module's docstring)."""
+    token = _token(args)
+    sub = _fetch_one(args, token, err)
+    if sub is None:
+        return EXIT_ERROR
+    try:
+        sub = _follow(sub, f"{_base(args)}/api/submissions/{args.id}", token, args, out, err)
+    except ApiError as exc:
+        err.write(f"error: {exc}\n")
+        return EXIT_ERROR
+    if sub is None:
+        return EXIT_FAILED
+    print_result(sub, out)
+    if sub["status"] == "failed":
+        return EXIT_FAILED
+    return {"verified": EXIT_VERIFIED, "rejected": EXIT_REJECTED, "flagged": EXIT_FLAGGED}.get(
+        sub.get("verdict"), EXIT_FAILED)
+
+
+def _submission_id(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 2**63:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a submission number such as 12 "
+                                         "(`python -m leaderboard.cli list` shows yours)")
+    return int(text)
+
+
+def _site_url(text: str) -> str:
+    if not text.startswith(("http://", "https://")) or not text.split("://", 1)[1].strip("/"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not the site's address, such as http://127.0.0.1:8000")
+    return text
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    site = argparse.ArgumentParser(add_help=False)
+    site.add_argument("--url", type=_site_url, default=os.environ.get("LEADERBOARD_URL", "http://127.0.0.1:8000"),
+                      help="the site (default $LEADERBOARD_URL or http://127.0.0.1:8000)")
+    site.add_argument("--token", default=None, help="an API token (default $LEADERBOARD_TOKEN)")
+    waiting = argparse.ArgumentParser(add_help=False)
+    waiting.add_argument("--timeout", type=_seconds, default=1800, help="seconds to wait for the result")
+    waiting.add_argument("--poll", type=_seconds, default=2.0, help="seconds between status checks")
+
+    top = argparse.ArgumentParser(prog="python -m leaderboard.cli", description=__doc__.split("\n")[0],
+                                  epilog=__doc__[__doc__.index("Exit status:"):],
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = top.add_subparsers(dest="command", required=True)
+    p = commands.add_parser("submit", parents=[site, waiting], help="submit a kernel and wait for its result")
     p.add_argument("file")
     p.add_argument("--task", required=True)
     p.add_argument("--mode", choices=["test", "ranked", "profile"], default="ranked")
-    p.add_argument("--url", default=os.environ.get("LEADERBOARD_URL", "http://127.0.0.1:8000"))
-    p.add_argument("--token", default=None)
-    p.add_argument("--timeout", type=float, default=1800, help="seconds to wait for the result")
-    p.add_argument("--poll", type=float, default=2.0, help="seconds between status checks")
     p.add_argument("--no-wait", action="store_true", help="submit and exit")
     p.add_argument("--json", help="write the final result JSON here")
     p.add_argument("--profile-out", help="profile mode: save the Nsight Compute report (.ncu-rep) here")
-    args = parser.parse_args(argv)
-    return submit(args)
+    p.set_defaults(run=submit)
+    p = commands.add_parser("list", parents=[site], help="your submissions, newest first")
+    p.add_argument("--task", help="only this task's")
+    p.add_argument("--limit", type=_positive, default=20, help="how many (default 20)")
+    p.set_defaults(run=list_submissions)
+    p = commands.add_parser("show", parents=[site], help="one submission: verdict, reasons, per-shape times")
+    p.add_argument("id", type=_submission_id, metavar="ID")
+    p.set_defaults(run=show)
+    p = commands.add_parser("wait", parents=[site, waiting],
+                            help="follow a submission's phases to its result (exit status: the verdict)")
+    p.add_argument("id", type=_submission_id, metavar="ID")
+    p.set_defaults(run=wait)
+    return top
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except KeyboardInterrupt:
+        sys.stderr.write("\ninterrupted; whatever was submitted goes on being evaluated on the site\n")
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Error answers in the form their reader expects: JSON `{"error": "..."}` for every /api/ address
-(programs read it), the site's own page for a 405 elsewhere (Django's views send it empty)."""
+(programs read it), the site's own page for a 405 elsewhere (Django's views send it empty), and
+the CSRF failure in either form."""
 
 from django.http import HttpResponseNotAllowed, JsonResponse
 
@@ -38,6 +39,18 @@ class ApiErrorsMiddleware:
             if response.has_header(header):
                 answer[header] = response[header]
         return answer
+
+def csrf_failure(request, reason=""):
+    """settings.CSRF_FAILURE_VIEW. The API's routes are exempt (leaderboard/api/urls.py); one
+    that is not still answers its program in JSON, naming what the API takes instead of a
+    session. Elsewhere the site's 403 page."""
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse({"error": f"CSRF check failed ({reason}). The API takes no browser session: "
+                                      "send 'Authorization: Token <key>'."}, status=403)
+    from leaderboard.web.views.errors import csrf_failure as page
+
+    return page(request, reason)
+
 
 class NotAllowedPageMiddleware:
     """A GET on a POST-only address (log out, publish, revoke) gets a page that says so."""

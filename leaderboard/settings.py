@@ -122,7 +122,7 @@ EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", True)
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "webmaster@localhost")
 LOGIN_URL = "login"
 # a refused form (expired page, cookies off) gets the site's 403 page, which says what to do
-CSRF_FAILURE_VIEW = "leaderboard.web.views.errors.csrf_failure"
+CSRF_FAILURE_VIEW = "leaderboard.errors.csrf_failure"  # JSON under /api/, else the page
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
 

@@ -144,14 +144,23 @@ def submissions(request):
     return JsonResponse(submission_json(request, sub), status=201)
 
 
-def _viewable(request, submission_id: int):
-    """(the submission, None) when this token's user may read it, else (None, the error response)."""
-    sub = Submission.objects.select_related("task").filter(pk=submission_id).first()
-    if sub is None:
-        return None, error(404, f"No submission #{submission_id}.")
-    if not sub.can_view(request.user):
-        return None, error(403, f"Submission #{submission_id} belongs to another user.")
-    return sub, None
+def _not_found(submission_id: int):
+    """The answer for an id the caller may not read, whether or not it exists: the web's 404, so
+    that nobody learns that someone else's private submission is there."""
+    return error(404, f"No submission #{submission_id} that you can read.")
+
+
+def _owned(request, submission_id: int):
+    """(the submission, None) when the caller is its owner or staff. Else (None, the error): 404
+    for no such id and for someone else's private one; 403 for someone else's public one (its
+    page shows that it exists), whose stored report stays its owner's and staff's."""
+    sub = Submission.objects.select_related("task", "user").filter(pk=submission_id).first()
+    if sub is not None and sub.can_view(request.user):
+        return sub, None
+    if sub is not None and selectors.submission_is_public(submission=sub):
+        return None, error(403, f"Submission #{submission_id} is public, but its stored report is "
+                                "its owner's and staff's.")
+    return None, _not_found(submission_id)
 
 
 # What anyone else reads of a public submission (a ranked entry, or one whose code is open): what
@@ -167,16 +176,15 @@ PUBLIC_FIELDS = ("id", "url", "task", "mode", "device_type", "filename", "status
 def _readable(request, submission_id: int):
     """(the submission, whether the caller is its owner or staff, None) when the caller may read
     it: their own, or a public one (the rule of its page, selectors.submission_is_public). Else
-    (None, False, the error): 401 without a token, 404 for no such id, 403 for another's."""
+    (None, False, the error): 401 without a token, else 404, for no such id and for someone else's
+    private one alike (_not_found)."""
     sub = Submission.objects.select_related("task", "user").filter(pk=submission_id).first()
     own = sub is not None and sub.can_view(request.user)
     if sub is not None and (own or selectors.submission_is_public(submission=sub)):
         return sub, own, None
     if not request.user.is_authenticated:
         return None, False, error(401, AUTH_REQUIRED)
-    if sub is None:
-        return None, False, error(404, f"No submission #{submission_id}.")
-    return None, False, error(403, f"Submission #{submission_id} belongs to another user.")
+    return None, False, _not_found(submission_id)
 
 
 @require_GET
@@ -230,13 +238,20 @@ def leaderboard(request, name: str):
     task = Task.objects.filter(name=name).first()
     if task is None:
         return error(404, f"No task named {name!r}.")
+    device_types = selectors.device_types_for_task(task=task)
     device_type = request.GET.get("device") or routing.default_device_type()
+    # the boards that exist: the task's device types and the one this site evaluates on; any
+    # other name is a typo, answered as one rather than as an empty board of that name
+    known = sorted(set(device_types) | {routing.default_device_type()})
+    if device_type not in known:
+        return error(400, f"No device type {device_type[:80]!r} for task {task.name!r}: use one of "
+                          f"{', '.join(known)}.", device_types=known)
     entries = selectors.leaderboard_for_task(task=task, device_type=device_type)
     code_open = selectors.code_open_reasons(submissions=entries)
     return JsonResponse({
         "task": task.name,
         "device_type": device_type,
-        "device_types": selectors.device_types_for_task(task=task),
+        "device_types": device_types,
         "entries": [
             {"rank": e.rank, "user": e.user.username, "submission": e.pk,
              "page": request.build_absolute_uri(reverse("submission_detail", args=[e.pk])),
@@ -299,7 +314,7 @@ def submission_list(request):
 @token_required
 def submission_report(request, submission_id: int):
     """The evaluator's report of a finished submission, as stored (owner or staff)."""
-    sub, refused = _viewable(request, submission_id)
+    sub, refused = _owned(request, submission_id)
     if refused:
         return refused
     if sub.report is None:

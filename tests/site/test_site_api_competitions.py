@@ -228,8 +228,8 @@ def test_the_source_of_a_submission_follows_open_code(client, task, users, race,
     assert own["source"] == f"http://testserver/api/submissions/{ann.pk}/source" and own["logs"] == "runner output"
     assert source(client, ann.pk, **as_ann).json()["source"] == ann.source
     resp = client.get(f"/api/submissions/{tryout.pk}", **as_cy)  # a test run: the owner's and staff's
-    assert resp.status_code == 403 and "another user" in resp.json()["error"]
-    assert source(client, tryout.pk, **as_cy).status_code == 403
+    assert resp.status_code == 404 and "another user" not in resp.json()["error"]
+    assert source(client, tryout.pk, **as_cy).status_code == 404
     assert source(client, tryout.pk).status_code == 401
     assert source(client, tryout.pk, **auth(staff)).json()["source"] == tryout.source
 
@@ -247,6 +247,6 @@ def test_the_source_of_a_submission_follows_open_code(client, task, users, race,
         assert source(client, ben.pk, **extra).status_code == 403
     assert source(client, ben.pk, **auth(users["ben"])).json()["source"] == ben.source  # the owner still reads it
     services.submission_disqualify(submission=ann, actor=staff, reason="forged timing")
-    assert source(client, ann.pk, **as_cy).status_code == 403  # no longer an entry: closed again
+    assert source(client, ann.pk, **as_cy).status_code == 404  # no longer an entry: private again
     assert source(client, ann.pk, HTTP_AUTHORIZATION="Token nope").status_code == 401
     assert source(client, 999999, **as_cy).status_code == 404

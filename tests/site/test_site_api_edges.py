@@ -42,14 +42,14 @@ def test_a_disqualified_entry_is_no_longer_public(client, task, owner, other_key
     sub = make_done(task, owner)
     services.submission_disqualify(submission=sub, actor=staff, reason="forged")
     assert client.get(f"/api/submissions/{sub.pk}").status_code == 401
-    assert client.get(f"/api/submissions/{sub.pk}", **auth(other_key)).status_code == 403
-    assert client.get(f"/api/submissions/{sub.pk}/source", **auth(other_key)).status_code == 403
+    assert client.get(f"/api/submissions/{sub.pk}", **auth(other_key)).status_code == 404
+    assert client.get(f"/api/submissions/{sub.pk}/source", **auth(other_key)).status_code == 404
 
 
 def test_a_banned_users_entry_is_not_public(client, task, owner, other_key, staff):
     sub = make_done(task, owner)
     services.user_ban(user=owner, actor=staff, reason="cheating")
-    assert client.get(f"/api/submissions/{sub.pk}", **auth(other_key)).status_code == 403
+    assert client.get(f"/api/submissions/{sub.pk}", **auth(other_key)).status_code == 404
     assert client.get(f"/api/submissions/{sub.pk}").status_code == 401
 
 
