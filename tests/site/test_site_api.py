@@ -98,6 +98,21 @@ def test_submit_errors_are_json_with_clear_messages(client, task, owner_key, eva
     assert message in resp.json()["error"]
 
 
+def test_a_file_for_another_task_is_refused_with_the_parameters_it_needs(client, task, owner_key, eval_queue):
+    from evaluator.tasks import get_task
+
+    services.task_sync(spec=get_task("layernorm"))
+    body = {"task": "layernorm", "source": SOURCE, "filename": "softmax.py"}
+    resp = client.post("/api/submissions", body, content_type="application/json", **auth(owner_key))
+    assert resp.status_code == 400
+    assert resp.json()["error"] == ("custom_kernel takes (x, weight, bias) for layernorm; this file's takes (x): "
+                                    "choose the task it was written for.")
+    assert not Submission.objects.exists()
+    # *args takes whatever the task passes
+    body["source"] = "def custom_kernel(*inputs):\n    return inputs[0]\n"
+    resp = client.post("/api/submissions", body, content_type="application/json", **auth(owner_key))
+    assert resp.status_code == 201, resp.content
+
 def test_malformed_json_is_a_400(client, task, owner_key):
     resp = client.post("/api/submissions", "{not json", content_type="application/json", **auth(owner_key))
     assert resp.status_code == 400 and resp.json()["error"] == "The body is not valid JSON."
