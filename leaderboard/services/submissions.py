@@ -16,6 +16,9 @@ from leaderboard.routing import default_device_type
 from leaderboard.services.errors import NotAllowed, QueueFull, RateLimited
 from leaderboard.services.pipeline import submission_enqueue
 
+# a new row's phase until a worker claims it (queue_reads says its place in line instead)
+QUEUED_PHASE = "waiting for a worker"
+
 
 def _validate_source(raw: bytes | str, filename: str) -> str:
     """The upload checks, as form errors: .py, then the evaluator's own (size, UTF-8, Python
@@ -134,7 +137,7 @@ def submission_create(
             source=text,
             filename=filename,
             status=Submission.Status.QUEUED,
-            phase="waiting for a worker",
+            phase=QUEUED_PHASE,
             celery_task_id=uuid.uuid4().hex,
             enqueued_at=timezone.now(),
         )

@@ -67,3 +67,54 @@ def test_the_compare_form_keeps_its_layout_with_an_error(page, site):
             assert b["x"] == a["x"]
             assert error_a["y"] + error_a["height"] <= b["y"]
             assert button["y"] >= error_b["y"] + error_b["height"]
+
+
+def _queued(task, user, minutes_ago):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    sub = Submission.objects.create(user=user, task=task, mode="ranked", device_type="cpu",
+                                    source="def custom_kernel(x):\n    return x\n", status="queued", phase="waiting for a worker", celery_task_id="t",
+                                    enqueued_at=timezone.now())
+    Submission.objects.filter(pk=sub.pk).update(created_at=timezone.now() - timedelta(minutes=minutes_ago))
+    return sub
+
+
+def test_a_queued_submission_shows_its_place_in_line_moving_up(page, site):
+    """Two uploads ahead in the queue: the page says "3rd in line", then "2nd" once a worker takes
+    the first, without a reload; with the typical duration of the task's verified runs."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from leaderboard import services
+
+    task = Task.objects.get(name="softmax")
+    ann, ben, cara, owner = (get_user_model().objects.create_user(n, password=PASSWORD)
+                             for n in ("ann", "ben", "cara", "olga"))
+    end = timezone.now() - timedelta(hours=1)
+    for seconds in (35, 42, 60):  # cara's earlier runs: the typical duration
+        Submission.objects.create(user=cara, task=task, mode="ranked", device_type="cpu", source="x", status="done",
+                                  verdict="verified", started_at=end - timedelta(seconds=seconds), finished_at=end)
+    first, _ = _queued(task, ben, 5), _queued(task, ann, 4)
+    mine = _queued(task, owner, 1)
+    log_in(page, site.url, "olga")
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{site.url}/submissions/{mine.pk}/")
+        assert page.inner_text("#phase") == "3rd in line"
+        assert page.inner_text("#verdict-why") == "queued, 3rd in line"
+        assert page.inner_text("#typical") == "(ranked runs of this task take about 40 s here)"
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        shot(page, "submission-queued", width)
+    services.submission_claim_next(submission_id=first.pk, worker="w")
+    page.wait_for_function("document.getElementById('phase').textContent === '2nd in line'", timeout=10_000)
+    claimed = services.submission_claim(submission_id=mine.pk, worker="w")
+    services.submission_set_phase(submission=claimed, phase="timing: shape 1 of 1, round 2 (at most 40)")
+    page.wait_for_function("document.getElementById('phase').textContent.startsWith('timing')", timeout=10_000)
+    assert "running for" in page.inner_text("#elapsed")
+    assert page.inner_text("#typical") == "(ranked runs of this task take about 40 s here)"
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        shot(page, "submission-running", width)
