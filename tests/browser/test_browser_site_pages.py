@@ -118,3 +118,17 @@ def test_a_queued_submission_shows_its_place_in_line_moving_up(page, site):
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
         shot(page, "submission-running", width)
+
+
+def test_the_scoring_page_is_reached_from_the_footer_and_fits_a_phone(page, site):
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{site.url}/")
+        page.click("#scoring-link")
+        page.wait_for_url(f"{site.url}/scoring/")
+        assert page.locator("h1").inner_text() == "How scoring works"
+        assert "Softmax (fp32)" in page.inner_text("#flag-bounds")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        shot(page, "scoring", width)
+        page.click("a[href='#verdicts']")
+        assert page.locator("#verdicts").is_visible()
