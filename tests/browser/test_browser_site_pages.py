@@ -132,3 +132,50 @@ def test_the_scoring_page_is_reached_from_the_footer_and_fits_a_phone(page, site
         shot(page, "scoring", width)
         page.click("a[href='#verdicts']")
         assert page.locator("#verdicts").is_visible()
+
+
+def test_the_audit_item_has_one_reason_box_for_the_verdict_and_the_code(page, site):
+    task = Task.objects.get(name="softmax")
+    owner = get_user_model().objects.create_user("pia", password=PASSWORD)
+    get_user_model().objects.create_user("auditor", password=PASSWORD, is_staff=True)
+    sub = make_done(task, owner, speedup=2.1, verdict="flagged", codes=["too_fast_vs_compile"],
+                    reasons=["2.10x faster than torch.compile"], device_type="cpu")
+    log_in(page, site.url, "auditor")
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{site.url}/audit/{sub.pk}/")
+        assert page.locator("textarea").count() == 1
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        shot(page, "audit-item", width)
+    page.click("#withhold")  # no reason: the browser asks for one, nothing is sent
+    assert not AuditEntry.objects.exists()
+    page.fill("#id_reason", "a licensed snippet")
+    page.click("#withhold")
+    page.wait_for_selector(".messages .success")
+    assert AuditEntry.objects.get().reason == "a licensed snippet"
+    assert "Withheld" in page.inner_text("#code-state")
+    page.click("#release")  # a release needs no reason
+    page.wait_for_selector("#withhold")
+    assert [e.action for e in AuditEntry.objects.order_by("created_at")] == ["withhold", "release"]
+
+
+def test_the_upload_form_refuses_a_file_for_another_task(page, site):
+    from evaluator.tasks import get_task
+
+    from leaderboard import services
+
+    services.task_sync(spec=get_task("layernorm"))
+    get_user_model().objects.create_user("quinn", password=PASSWORD)
+    log_in(page, site.url, "quinn")
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{site.url}/upload/")
+        page.select_option("#id_task", "layernorm")
+        page.fill("#id_code", "import torch\n\n\ndef custom_kernel(x):\n    return torch.softmax(x, dim=-1)\n")
+        page.click("#upload-form button[type=submit]")
+        page.wait_for_selector(".errorlist")
+        assert ("custom_kernel takes (x, weight, bias) for layernorm; this file's takes (x)"
+                in page.inner_text(".errorlist"))
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        shot(page, "upload-wrong-task", width)
+    assert not Submission.objects.exists()
