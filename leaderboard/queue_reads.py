@@ -56,8 +56,8 @@ def about(seconds: float) -> str:
 
 def live(*, submission: Submission, now=None) -> dict:
     """The waiting or running submission's `phase` in words (for a queued one its place in line),
-    `queue_position` and `line` ("3rd in line"), `elapsed_s` (since upload while queued, since the claim while running) and
-    `typical_s` with `typical`, the same in words. Empty for a finished submission."""
+    `queue_position` and `line` ("3rd in line"), `elapsed_s` (since upload while queued, since the
+    claim while running), and `typical_s` with `typical`, the same in words. Empty once finished."""
     if submission.is_finished:
         return {}
     now = now or timezone.now()

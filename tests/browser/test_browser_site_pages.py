@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from leaderboard.models import AuditEntry, Submission, Task
+from leaderboard.services.submissions import QUEUED_PHASE
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
 from web_helpers import make_done  # noqa: E402
@@ -75,8 +76,8 @@ def _queued(task, user, minutes_ago):
     from django.utils import timezone
 
     sub = Submission.objects.create(user=user, task=task, mode="ranked", device_type="cpu",
-                                    source="def custom_kernel(x):\n    return x\n", status="queued", phase="waiting for a worker", celery_task_id="t",
-                                    enqueued_at=timezone.now())
+                                    source="def custom_kernel(x):\n    return x\n", status="queued",
+                                    phase=QUEUED_PHASE, celery_task_id="t", enqueued_at=timezone.now())
     Submission.objects.filter(pk=sub.pk).update(created_at=timezone.now() - timedelta(minutes=minutes_ago))
     return sub
 

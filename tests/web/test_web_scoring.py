@@ -46,4 +46,4 @@ def test_the_pages_link_to_it(client, task, owner):
     client.force_login(owner)
     result = client.get(reverse("submission_detail", args=[sub.pk])).content.decode()
     assert f'href="{scoring}#score" id="score-link"' in result and f'href="{scoring}#verdicts"' in result
-    assert f'id="scoring-link"' in client.get(reverse("upload")).content.decode()
+    assert 'id="scoring-link"' in client.get(reverse("upload")).content.decode()

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from leaderboard import queue_reads, services
 from leaderboard.models import Submission
+from leaderboard.services.submissions import QUEUED_PHASE
 from web_helpers import SOURCE
 
 CPU = "cpu"
@@ -18,7 +19,7 @@ CPU = "cpu"
 
 def queued(task, user, *, minutes_ago, device_type=CPU):
     sub = Submission.objects.create(user=user, task=task, mode="ranked", device_type=device_type, source=SOURCE,
-                                    status="queued", phase="waiting for a worker", celery_task_id="t",
+                                    status="queued", phase=QUEUED_PHASE, celery_task_id="t",
                                     enqueued_at=timezone.now() - timedelta(minutes=minutes_ago))
     Submission.objects.filter(pk=sub.pk).update(created_at=timezone.now() - timedelta(minutes=minutes_ago))
     return Submission.objects.get(pk=sub.pk)
