@@ -4,7 +4,7 @@ Its public face, the only names the site (leaderboard/) and the sandbox may impo
 package itself (tests/foundation/test_layers.py enforces it; docs/architecture.md lists them):
 
 - the upload check: `validate_source` (sentences for a form), `check_upload` (reason codes),
-  `MAX_BYTES`;
+  `MAX_BYTES`, `check_signature` (custom_kernel's parameters against a task's inputs);
 - the report schema: `validate_report`, `ReportError`, `empty_report`, `verdict_for`, `CODES`,
   `MODES`, `DEVICES`, `time_split`;
 - profile mode's output: `PROFILE_FILE_MAX_BYTES` (the largest .ncu-rep the judge writes) and
@@ -24,11 +24,11 @@ from .profile_report import summary_lines as profile_summary
 from .report import CODES, DEVICES, MODES, ReportError, time_split, verdict_for
 from .report import empty as empty_report
 from .report import validate as validate_report
-from .upload import MAX_BYTES, check_upload, validate_source
+from .upload import MAX_BYTES, check_signature, check_upload, validate_source
 
 __all__ = ["CODES", "DEVICES", "MAX_BYTES", "MODES", "PROFILE_FILE_MAX_BYTES", "ReportError", "TASKS",
-           "calibrate_tasks", "check_upload", "empty_report", "get_task", "profile_summary", "progress_latest",
-           "progress_words", "time_split", "validate_report", "validate_source", "verdict_for"]
+           "calibrate_tasks", "check_signature", "check_upload", "empty_report", "get_task", "profile_summary",
+           "progress_latest", "progress_words", "time_split", "validate_report", "validate_source", "verdict_for"]
 
 
 def __getattr__(name: str):

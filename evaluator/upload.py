@@ -77,3 +77,64 @@ def _names_entry(target: ast.AST) -> bool:
     if isinstance(target, (ast.Tuple, ast.List)):
         return any(_names_entry(t) for t in target.elts)
     return False
+
+
+def check_signature(data: bytes | str, input_names, task: str) -> list[str]:
+    """[message] when the top-level `custom_kernel` cannot take the task's inputs, which the judge
+    passes positionally (`custom_kernel(*inputs)`); empty when it can, or when that cannot be told
+    from the source alone. Read with `ast`, never imported: a file sent to the wrong task is refused
+    at upload instead of queued to crash at its first call."""
+    names = [str(n) for n in input_names or ()]
+    if not names:
+        return []
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        tree = ast.parse(text, filename="submission.py")
+    except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return []  # check_upload says what is wrong with the file
+    args = _entry_arguments(tree)
+    if args is None or _accepts(args, len(names)):
+        return []
+    return [f"custom_kernel takes ({', '.join(names)}) for {task}; this file's takes ({_written(args)}): "
+            "choose the task it was written for"]
+
+
+def _entry_arguments(tree: ast.Module) -> ast.arguments | None:
+    """The parameters of the one top-level binding of `custom_kernel` when it is a plain `def` or a
+    lambda; None where a decorator, a second binding, an import or an assignment of another object
+    makes what it accepts known only by running the file."""
+    bindings = [node for node in _top_level(tree.body) if _binds_entry(node)]
+    if len(bindings) != 1:
+        return None
+    node = bindings[0]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None if node.decorator_list else node.args
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Lambda) \
+            and isinstance(node.targets[0], ast.Name):
+        return node.value.args
+    return None
+
+
+def _accepts(args: ast.arguments, count: int) -> bool:
+    """Whether a call with `count` positional arguments binds every required parameter."""
+    positional = len(args.posonlyargs) + len(args.args)
+    required = positional - len(args.defaults)
+    keyword_only_required = any(d is None for d in args.kw_defaults)
+    return required <= count and (count <= positional or args.vararg is not None) and not keyword_only_required
+
+
+def _written(args: ast.arguments) -> str:
+    """The parameter list as a person reads it: names, `=...` for a default, `*args`, `**kw`."""
+    positional = args.posonlyargs + args.args
+    first_default = len(positional) - len(args.defaults)
+    parts = [a.arg + ("=..." if i >= first_default else "") for i, a in enumerate(positional)]
+    if args.posonlyargs:
+        parts.insert(len(args.posonlyargs), "/")
+    if args.vararg is not None:
+        parts.append("*" + args.vararg.arg)
+    elif args.kwonlyargs:
+        parts.append("*")
+    parts += [a.arg + ("" if d is None else "=...") for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    if args.kwarg is not None:
+        parts.append("**" + args.kwarg.arg)
+    return ", ".join(parts)

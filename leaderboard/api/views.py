@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
-from leaderboard import profiling, routing, selectors, services
+from leaderboard import profiling, queue_reads, routing, selectors, services
 from leaderboard.api.auth import AUTH_REQUIRED, error, token_optional, token_required
 from leaderboard.models import Submission, Task
 
@@ -43,6 +43,9 @@ def submission_json(request, sub: Submission, summary: bool = False) -> dict:
         "attempts": sub.attempts,
         "page": request.build_absolute_uri(reverse("submission_detail", args=[sub.pk])),
     }
+    if not sub.is_finished:  # a queued one's place in line as its phase; the typical duration
+        live = queue_reads.live(submission=sub)
+        data.update({key: live[key] for key in ("phase", "queue_position", "elapsed_s", "typical_s")})
     if sub.status == Submission.Status.DONE:  # a stored result; the status, not the deferred report
         data["report"] = request.build_absolute_uri(reverse("api-submission-report", args=[sub.pk]))
     if sub.is_finished and summary:

@@ -2,7 +2,6 @@
 ruler's calibration readings per device type."""
 from __future__ import annotations
 
-import inspect
 import math
 
 from django.core.exceptions import ValidationError
@@ -11,13 +10,15 @@ from django.utils import timezone
 
 from leaderboard import scoring
 from leaderboard.models import Task
+from leaderboard.reference_source import reference_source as source_of
 
 
 def task_sync(*, spec, ceilings: dict | None = None) -> tuple[Task, bool]:
     """Create or update the Task row for one evaluator task (an evaluator.tasks.Task)."""
     ceilings = ceilings or scoring.CEILINGS
     try:
-        reference_source = inspect.getsource(spec.reference)
+        # with the module's helpers and constants it uses (transformer_block's _block)
+        reference_source = source_of(spec.reference)
     except (OSError, TypeError):
         reference_source = ""
     floors = {}

@@ -16,10 +16,14 @@ from leaderboard.routing import default_device_type
 from leaderboard.services.errors import NotAllowed, QueueFull, RateLimited
 from leaderboard.services.pipeline import submission_enqueue
 
+# a new row's phase until a worker claims it (queue_reads says its place in line instead)
+QUEUED_PHASE = "waiting for a worker"
+
 
 def _validate_source(raw: bytes | str, filename: str) -> str:
     """The upload checks, as form errors: .py, then the evaluator's own (size, UTF-8, Python
-    syntax, defines custom_kernel). Returns the source text."""
+    syntax, defines custom_kernel). Returns the source text. Whether it fits the task is
+    `_check_fits_task`."""
     from evaluator import check_upload
 
     if not filename.endswith(".py"):
@@ -42,6 +46,16 @@ def _validate_source(raw: bytes | str, filename: str) -> str:
         code = problems[0][0]
         raise ValidationError([ValidationError(msg[:1].upper() + msg[1:] + ".", code=code) for _, msg in problems])
     return data.decode("utf-8")
+
+
+def _check_fits_task(text: str, task: Task) -> None:
+    """custom_kernel's parameters against the task's inputs, read from the source (never run): a
+    file sent to the wrong task is refused here instead of queued to crash at its first call."""
+    from evaluator import check_signature
+
+    problems = check_signature(text, task.input_names, task.name)
+    if problems:
+        raise ValidationError(problems[0] + ".", code="wrong_signature")
 
 
 def _plain_text(value: str, *, replace: bool = False) -> str:
@@ -103,6 +117,7 @@ def submission_create(
     filename = _plain_text(filename or "submission.py", replace=True) or "submission.py"
     filename = filename.replace("\\", "/").rsplit("/", 1)[-1][:255]
     text = _validate_source(source, filename)
+    _check_fits_task(text, task)
     device_type = default_device_type()
     with transaction.atomic():
         # the profile row lock serialises one user's uploads, so a burst cannot overrun the limit
@@ -122,7 +137,7 @@ def submission_create(
             source=text,
             filename=filename,
             status=Submission.Status.QUEUED,
-            phase="waiting for a worker",
+            phase=QUEUED_PHASE,
             celery_task_id=uuid.uuid4().hex,
             enqueued_at=timezone.now(),
         )

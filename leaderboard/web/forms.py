@@ -6,7 +6,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
 
-from evaluator import validate_source
+from evaluator import check_signature, validate_source
 from leaderboard import usernames
 from leaderboard.models import Submission, Task
 
@@ -113,7 +113,11 @@ class UploadForm(forms.Form):
             raise forms.ValidationError("Choose a .py file or paste your code.")
         if "\x00" in source:
             raise forms.ValidationError("The source contains NUL bytes.")
-        for problem in check_source(source):
+        problems = check_source(source)
+        task = data.get("task")
+        if not problems and task is not None:  # the service checks it again, for the API and the CLI
+            problems = [p + "." for p in check_signature(source, task.input_names, task.name)]
+        for problem in problems:
             self.add_error(None, problem)
         data["filename"] = filename
         data["source"] = source

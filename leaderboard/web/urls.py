@@ -4,7 +4,7 @@ from django.urls import path
 from leaderboard.web.throttle import login_failed, throttled
 from leaderboard.web import profile_view
 from leaderboard.web.views import (
-    accounts, audit, compare, competition, console_competitions, home, submission, task, upload,
+    accounts, audit, compare, competition, console_competitions, home, scoring, submission, task, upload,
 )
 
 urlpatterns = [
@@ -27,6 +27,7 @@ urlpatterns = [
     path("competitions/<slug:slug>/", competition.competition_detail, name="competition_detail"),
     path("competitions/<slug:slug>/export.jsonl", competition.competition_export, name="competition_export"),
     path("compare/", compare.compare, name="compare"),
+    path("scoring/", scoring.scoring_page, name="scoring"),
     path("accounts/signup/", accounts.signup, name="signup"),
     path("accounts/login/", throttled("login", failed=login_failed)(
         auth_views.LoginView.as_view(redirect_authenticated_user=True)), name="login"),

@@ -1,6 +1,8 @@
 from pathlib import Path
 
-from evaluator import MAX_BYTES, validate_source
+import pytest
+
+from evaluator import MAX_BYTES, check_signature, validate_source
 from evaluator.upload import check_upload
 
 HONEST_SOFTMAX = Path(__file__).parent / "fixtures" / "softmax_triton.py"
@@ -49,3 +51,43 @@ def test_the_package_import_does_not_import_torch():
     code = "import sys, evaluator; evaluator.validate_source('x=1'); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+LAYERNORM = ("x", "weight", "bias")
+
+
+@pytest.mark.parametrize("source", [
+    "def custom_kernel(x, weight, bias):\n    return x\n",
+    "def custom_kernel(x, w, b, eps=1e-5):\n    return x\n",  # names may differ; a default may follow
+    "def custom_kernel(*inputs):\n    return inputs[0]\n",
+    "def custom_kernel(x, *rest, **options):\n    return x\n",
+    "def custom_kernel(x, /, weight, bias, *, eps=1e-5):\n    return x\n",
+    "custom_kernel = lambda x, weight, bias: x\n",
+    # what it accepts is known only by running it: never refused here
+    "import functools\n\n@functools.cache\ndef custom_kernel(x):\n    return x\n",
+    "import torch\ncustom_kernel = torch.layer_norm\n",
+    "from torch import layer_norm as custom_kernel\n",
+    "if True:\n    def custom_kernel(x):\n        return x\nelse:\n    def custom_kernel(x, w, b):\n        return x\n",
+    "class custom_kernel:\n    def __init__(self, x):\n        pass\n",
+    "def custom_kernel(:\n",  # check_upload's to say
+])
+def test_the_signature_check_passes_what_can_take_the_inputs(source):
+    assert check_signature(source, LAYERNORM, "layernorm") == []
+
+
+@pytest.mark.parametrize("source, written", [
+    ("def custom_kernel(x):\n    return x\n", "(x)"),
+    ("def custom_kernel():\n    return 0\n", "()"),
+    ("def custom_kernel(a, b, bias, extra):\n    return a\n", "(a, b, bias, extra)"),
+    ("def custom_kernel(x, weight, bias, *, eps):\n    return x\n", "(x, weight, bias, *, eps)"),
+    ("def custom_kernel(x, weight=None):\n    return x\n", "(x, weight=...)"),
+    ("custom_kernel = lambda x: x\n", "(x)"),
+    (b"def custom_kernel(x, /, y):\n    return x\n", "(x, /, y)"),
+])
+def test_the_signature_check_names_what_the_task_passes_and_what_the_file_takes(source, written):
+    [message] = check_signature(source, LAYERNORM, "layernorm")
+    assert message.startswith(f"custom_kernel takes (x, weight, bias) for layernorm; this file's takes {written}")
+
+
+def test_the_signature_check_has_nothing_to_say_without_the_tasks_inputs():
+    assert check_signature("def custom_kernel():\n    return 0\n", (), "unknown") == []

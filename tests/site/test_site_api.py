@@ -6,7 +6,7 @@ from django.core.management import call_command
 
 from leaderboard import services
 from leaderboard.models import ApiToken, Submission
-from site_helpers import H200, SOURCE, make_done, queued_task_ids
+from site_helpers import H200, SOURCE, make_done, make_queued, queued_task_ids
 
 pytestmark = pytest.mark.django_db
 
@@ -97,6 +97,48 @@ def test_submit_errors_are_json_with_clear_messages(client, task, owner_key, eva
     assert resp.status_code == status
     assert message in resp.json()["error"]
 
+
+def test_a_file_for_another_task_is_refused_with_the_parameters_it_needs(client, task, owner_key, eval_queue):
+    from evaluator.tasks import get_task
+
+    services.task_sync(spec=get_task("layernorm"))
+    body = {"task": "layernorm", "source": SOURCE, "filename": "softmax.py"}
+    resp = client.post("/api/submissions", body, content_type="application/json", **auth(owner_key))
+    assert resp.status_code == 400
+    assert resp.json()["error"] == ("custom_kernel takes (x, weight, bias) for layernorm; this file's takes (x): "
+                                    "choose the task it was written for.")
+    assert not Submission.objects.exists()
+    # *args takes whatever the task passes
+    body["source"] = "def custom_kernel(*inputs):\n    return inputs[0]\n"
+    resp = client.post("/api/submissions", body, content_type="application/json", **auth(owner_key))
+    assert resp.status_code == 201, resp.content
+
+def test_a_queued_submissions_phase_says_its_place_in_line_and_the_typical_duration(client, task, owner, other,
+                                                                                   staff, owner_key):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    first, second = make_queued(task, other), make_queued(task, staff)  # both ahead: uploaded earlier
+    mine = make_queued(task, owner)
+    end = timezone.now()
+    for seconds in (50, 60, 90):  # verified ranked runs of softmax on the H200
+        done = make_done(task, staff)
+        Submission.objects.filter(pk=done.pk).update(started_at=end - timedelta(seconds=seconds), finished_at=end)
+    Submission.objects.filter(pk__in=[first.pk, second.pk]).update(created_at=timezone.now() - timedelta(minutes=5))
+    body = client.get(f"/api/submissions/{mine.pk}", **auth(owner_key)).json()
+    # staff's runs started just now, so staff's upload waits behind the owner's: the fair order
+    assert (body["status"], body["phase"], body["queue_position"]) == ("queued", "queued, 2nd in line", 2)
+    assert body["typical_s"] == 60 and body["elapsed_s"] >= 0
+    services.submission_claim(submission_id=first.pk, worker="w")
+    body = client.get(f"/api/submissions/{mine.pk}", **auth(owner_key)).json()
+    assert (body["phase"], body["queue_position"]) == ("queued, 1st in line", 1)
+    claimed = services.submission_claim(submission_id=mine.pk, worker="w")
+    services.submission_set_phase(submission=claimed, phase="correctness: test shape 2 of 6")
+    body = client.get(f"/api/submissions/{mine.pk}", **auth(owner_key)).json()
+    assert (body["status"], body["phase"], body["queue_position"]) == ("running", "correctness: test shape 2 of 6",
+                                                                        None)
+    assert body["typical_s"] == 60 and 0 <= body["elapsed_s"] < 30
 
 def test_malformed_json_is_a_400(client, task, owner_key):
     resp = client.post("/api/submissions", "{not json", content_type="application/json", **auth(owner_key))

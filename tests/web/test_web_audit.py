@@ -50,6 +50,25 @@ def test_the_queue_is_oldest_first_with_reasons_in_words_and_a_filter(client, ta
     assert f"/audit/{older.pk}/" in table and f"/audit/{newer.pk}/" not in table
 
 
+def test_an_item_has_one_reason_box_for_the_verdict_and_the_code(client, task, owner, staff):
+    """The decision and withholding the code share one reason box: two boxes both labelled
+    "Reason" left the auditor guessing which one a button reads."""
+    sub = flagged(task, owner)
+    client.force_login(staff)
+    html = client.get(reverse("audit_item", args=[sub.pk])).content.decode()
+    assert len(re.findall(r"<textarea", html)) == 1
+    assert len(re.findall(r"<label[^>]*>Reason", html)) == 1
+    form = re.search(r'<form[^>]*id="decision-form".*?</form>', html, re.S).group(0)
+    code_action = reverse("audit_code_decide", args=[sub.pk])
+    assert re.search(rf'id="withhold"[^>]*formaction="{code_action}"', form)
+    # what that button sends: the one box's reason, to the code's own address
+    client.post(code_action, {"action": "withhold", "reason": "a licensed snippet"})
+    html = client.get(reverse("audit_item", args=[sub.pk])).content.decode()
+    form = re.search(r'<form[^>]*id="decision-form".*?</form>', html, re.S).group(0)
+    assert len(re.findall(r"<textarea", html)) == 1
+    assert re.search(rf'id="release"[^>]*formaction="{code_action}" formnovalidate', form)
+
+
 def test_an_item_shows_code_with_findings_timing_history_and_a_diff(client, task, owner, staff):
     first = flagged(task, owner, days_ago=2, source="import torch\n\ndef custom_kernel(x):\n    return x\n")
     sub = flagged(task, owner, codes=["suspicious_source"], reasons=["suspicious source: line 2: imports ctypes"],

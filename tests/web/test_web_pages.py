@@ -66,6 +66,20 @@ def test_task_page_shows_the_task(client, task):
     assert "M=7, N=131" in html
 
 
+
+def test_transformer_blocks_page_shows_the_helper_its_reference_calls(client, db):
+    """The reference is `return _block(...)`: the page shows `_block` (and its constants) too."""
+    from evaluator.tasks import get_task
+    from leaderboard import services
+
+    services.task_sync(spec=get_task("transformer_block"))
+    html = client.get(reverse("task_detail", args=["transformer_block"])).content.decode()
+    heading = html.index("Reference (what your kernel must match and beat)")
+    shown = re.sub(r"<[^>]+>", "", html[heading:html.index("Test shapes", heading)])
+    assert "def _block(x, w_norm1, w_qkv, w_o, w_norm2, w_gate, w_up, w_down):" in shown
+    assert "HEAD_DIM = 128" in shown and "scaled_dot_product_attention" in shown
+    assert shown.index("def _block") < shown.index("def reference")
+
 def test_task_page_ranks_best_per_user_by_speedup_over_compile(client, task, owner, other, staff):
     make_done(task, owner, speedup=1.1, days_ago=3)
     make_done(task, owner, speedup=1.3, days_ago=2)

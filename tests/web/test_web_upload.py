@@ -115,3 +115,20 @@ def test_the_task_list_starts_on_a_placeholder_and_an_upload_without_a_task_is_r
     r = client.post(reverse("upload"), {"mode": "test", "code": GOOD.decode()})
     assert r.status_code == 400 and "This field is required" in r.content.decode()
     assert not Submission.objects.exists()
+
+
+def test_a_file_for_another_task_is_refused_with_the_parameters_it_needs(logged_in, task):
+    """A softmax kernel sent to layernorm would be queued only to crash at its first call: the form
+    reads custom_kernel's parameters (ast, never run) and names what the task passes."""
+    from evaluator.tasks import get_task
+    from leaderboard import services
+
+    layernorm, _ = services.task_sync(spec=get_task("layernorm"))
+    r = post(logged_in, layernorm, file=SimpleUploadedFile("softmax.py", GOOD))
+    html = r.content.decode()
+    assert r.status_code == 400
+    assert "custom_kernel takes (x, weight, bias) for layernorm; this file&#x27;s takes (x)" in html
+    assert not Submission.objects.exists()
+    r = post(logged_in, task, code="def custom_kernel(x, weight, bias):\n    return x\n")
+    assert "custom_kernel takes (x) for softmax; this file&#x27;s takes (x, weight, bias)" in r.content.decode()
+    assert not Submission.objects.exists()

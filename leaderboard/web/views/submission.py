@@ -5,7 +5,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from leaderboard import selectors, services
+from leaderboard import queue_reads, selectors, services
 from leaderboard.competition_reads import competitions_for_submission
 from leaderboard.models import Submission
 from leaderboard.web import charts
@@ -36,10 +36,15 @@ def _result_context(request, submission: Submission) -> dict:
     code_visible = selectors.code_visible(submission=submission, user=request.user)
     logs = submission.logs or "" if code_visible else ""
     figure = json_script_raw(charts.result_times(shapes), "chart-result-data") if shapes else ""
+    live = queue_reads.live(submission=submission)  # place in line, typical duration; {} when finished
+    verdict = words.verdict(submission, noisy=noisy, device_name=device_name)
+    if live.get("phase"):
+        verdict["why"] = live["phase"]
     return {
         "submission": submission,
         "finished": submission.is_finished,
-        "verdict": words.verdict(submission, noisy=noisy, device_name=device_name),
+        "verdict": verdict,
+        "live": live,
         "badge": badge(submission),
         "elapsed_s": words.elapsed_s(submission),
         "reasons": words.reasons(submission),
