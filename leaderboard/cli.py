@@ -19,6 +19,8 @@ import time
 import urllib.error
 import urllib.request
 
+from evaluator import status_word, verdict_word
+
 
 class ApiError(Exception):
     pass
@@ -47,9 +49,11 @@ def _call(method: str, url: str, token: str, body: dict | None = None, *, raw: b
 
 
 def verdict_lines(result: dict) -> list[str]:
-    """The verdict, each reason with its code, and the two speedups: the head of what this CLI
-    and `manage.py evaluate` print."""
-    lines = [f"verdict: {result.get('verdict')}"]
+    """The verdict in the site's words ("Verified (test run)"), each reason with its code, and the
+    two speedups: the head of what this CLI and `manage.py evaluate` print."""
+    word = verdict_word(result.get("verdict") or "", result.get("mode") or "ranked",
+                        hidden=bool(result.get("hidden")))
+    lines = [f"verdict: {word}"]
     lines += [f"  - [{code}] {reason}"
               for code, reason in zip(result.get("reason_codes") or [], result.get("reasons") or [])]
     lines += [f"{key}: {result[key]:.3f}x"
@@ -60,7 +64,7 @@ def verdict_lines(result: dict) -> list[str]:
 def _print_result(sub: dict, out) -> None:
     w = out.write
     w(f"submission #{sub['id']}  task {sub['task']}  mode {sub['mode']}  device {sub['device_type']}\n")
-    w(f"status: {sub['status']}\n")
+    w(f"status: {status_word(sub['status'])}\n")
     if sub["status"] == "failed":
         w(f"error: {sub.get('error') or 'unknown'}\n")
         return
@@ -104,18 +108,19 @@ def submit(args, out=sys.stdout, err=sys.stderr) -> int:
         sub = _call("POST", f"{base}/api/submissions", token,
                     {"task": args.task, "mode": args.mode, "source": source,
                      "filename": os.path.basename(args.file)})
-        out.write(f"submitted #{sub['id']} ({sub['status']})\n")
+        out.write(f"submitted #{sub['id']} ({status_word(sub['status'])})\n")
         if args.no_wait:
             return 0
         deadline = time.monotonic() + args.timeout
         last = None
         while not sub.get("finished"):
             if time.monotonic() > deadline:
-                err.write(f"gave up waiting after {args.timeout} s; status {sub['status']}: {sub['url']}\n")
+                err.write(f"gave up waiting after {args.timeout} s; status {status_word(sub['status'])}: "
+                          f"{sub['url']}\n")
                 return 3
             shown = (sub["status"], sub.get("phase"))
             if shown != last:
-                out.write(f"  {sub['status']}{': ' + sub['phase'] if sub.get('phase') else ''}\n")
+                out.write(f"  {status_word(sub['status'])}{': ' + sub['phase'] if sub.get('phase') else ''}\n")
                 out.flush()
                 last = shown
             time.sleep(args.poll)
