@@ -121,12 +121,10 @@ def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
     if s.verdict == Submission.Verdict.REJECTED:
         return {"tone": "bad", "title": word, "why": first or "A check failed."}
     if s.verdict == Submission.Verdict.FLAGGED:
-        codes = s.reason_codes or [""]
-        said = " ".join(part for part in (reason_words(codes[0], s), first) if part)
         ranked = s.mode == Submission.Mode.RANKED
         return {"tone": "warn",
                 "title": f"{word}: awaiting review, {'not ranked until approved' if ranked else 'never ranked'}",
-                "why": f"An admin will look at it. {said}"}
+                "why": f"An admin will look at it. {first}"}
     # verified
     if s.mode == Submission.Mode.PROFILE:
         n = len((s.report or {}).get("tests") or [])
