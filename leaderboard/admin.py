@@ -16,8 +16,8 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from leaderboard import admin_competitions  # noqa: F401  (registers the competition pages)
 from evaluator import state_word, verdict_word
+from leaderboard import admin_competitions  # noqa: F401  (registers the competition pages)
 from leaderboard import opencode, selectors, services
 from leaderboard.models import ApiToken, AuditEntry, FlaggedSubmission, Profile, Submission, Task
 from leaderboard.templatetags import numbers
