@@ -11,6 +11,8 @@ package itself (tests/foundation/test_layers.py enforces it; docs/architecture.m
   `profile_summary` (a report's profile in lines of text);
 - the judge's progress while it runs: `progress_latest` (the last line of a progress file),
   `progress_words` (a line as the site shows it);
+- the words people read for its states: `verdict_word`, `status_word`, `state_word`
+  (evaluator/words.py, the one table of them);
 - the task registry: `TASKS`, `get_task` (imports torch on first use);
 - the ruler: `calibrate_tasks` (evaluator.calibrate.calibrate; imports torch on first use).
 
@@ -25,10 +27,12 @@ from .report import CODES, DEVICES, MODES, ReportError, time_split, verdict_for
 from .report import empty as empty_report
 from .report import validate as validate_report
 from .upload import MAX_BYTES, check_signature, check_upload, validate_source
+from .words import state_word, status_word, verdict_word
 
 __all__ = ["CODES", "DEVICES", "MAX_BYTES", "MODES", "PROFILE_FILE_MAX_BYTES", "ReportError", "TASKS",
            "calibrate_tasks", "check_signature", "check_upload", "empty_report", "get_task", "profile_summary",
-           "progress_latest", "progress_words", "time_split", "validate_report", "validate_source", "verdict_for"]
+           "progress_latest", "progress_words", "state_word", "status_word", "time_split", "validate_report",
+           "validate_source", "verdict_for", "verdict_word"]
 
 
 def __getattr__(name: str):

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from .report import MODES, time_split
+from .words import verdict_word
 
 
 class UsageError(Exception):
@@ -169,8 +170,8 @@ def write_atomic(path: str, text: str | bytes) -> None:
 
 
 def summary(r: dict) -> str:
-    lines = [f"{r['task']} on {r['device']}{' (' + r['gpu_name'] + ')' if r.get('gpu_name') else ''}, "
-             f"{r['mode']} mode: {r['verdict'].upper()}"]
+    lines = [f"{r['task']} on {r['device']}{' (' + r['gpu_name'] + ')' if r.get('gpu_name') else ''}: "
+             f"{verdict_word(r['verdict'], r['mode'])}"]
     if r.get("speedup_vs_compile") is not None:
         lines.append(f"  speedup: {r['speedup_vs_compile']:.3f}x vs torch.compile, "
                      f"{r['speedup_vs_eager']:.3f}x vs eager (geometric mean over shapes)")

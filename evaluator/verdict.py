@@ -23,8 +23,11 @@ def stats(ev) -> None:
     else:
         library = library_work(ev, stats.get("aten"))
         if library:
-            ev.codes.append(("no_kernel_launched", "the work is done by library calls, not by the "
-                                                   "submission's kernels: " + "; ".join(library[:4])))
+            # the submission's own kernels ran: the finding is that library calls did the work
+            ran = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            ev.codes.append(("no_kernel_launched", f"library calls did a large share of the task's work, "
+                                                   f"not the submission's own kernels ({ran} ran): "
+                                                   + "; ".join(library[:4])))
     slowdown = ev.probe.slowdown() if ev.probe else 1.0
     if slowdown > timing.PROBE_SLOWDOWN:
         ev.codes.append(("extra_threads", f"the {ev.device} was busy while the runner was "

@@ -13,12 +13,23 @@ from django.contrib.auth.admin import UserAdmin
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.template.response import TemplateResponse
+from django.utils import timezone
 from django.utils.html import format_html
 
+from evaluator import state_word, verdict_word
 from leaderboard import admin_competitions  # noqa: F401  (registers the competition pages)
 from leaderboard import opencode, selectors, services
 from leaderboard.models import ApiToken, AuditEntry, FlaggedSubmission, Profile, Submission, Task
+from leaderboard.templatetags import numbers
+from leaderboard.web.present import device_label
 
+
+
+# the admin's lists fit a 1280 px screen (tests/browser/test_browser_words.py): the app list that
+# Django puts beside every page is left out (the index and the breadcrumbs lead to every model),
+# and a long user name is cut to this many characters
+admin.site.enable_nav_sidebar = False
+USER_CHARS = 16
 
 
 def _reason_codes() -> list[str]:
@@ -95,6 +106,24 @@ class ReasonCodeFilter(admin.SimpleListFilter):
         return queryset.filter(reason_codes__icontains=f'"{code}"')
 
 
+class ResultFilter(admin.SimpleListFilter):
+    """The verdict in the site's words, a disqualification as its own state (rejected and hidden)."""
+    title = "result"
+    parameter_name = "result"
+
+    def lookups(self, request, model_admin):
+        return [(v, verdict_word(v)) for v in ("verified", "flagged", "rejected")] + [
+            ("disqualified", verdict_word("rejected", hidden=True))]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value == "disqualified":
+            return queryset.filter(hidden=True)
+        if value in ("verified", "flagged", "rejected"):
+            return queryset.filter(verdict=value, hidden=False)
+        return queryset
+
+
 class AuditInline(admin.TabularInline):
     model = AuditEntry
     fk_name = "submission"
@@ -108,8 +137,9 @@ class AuditInline(admin.TabularInline):
 
 
 class SubmissionAdminBase(admin.ModelAdmin):
-    list_display = ("id", "task", "user", "mode", "device_type", "status", "verdict", "speedup",
-                    "reason_list", "hidden", "created_at")
+    # one column per question, in the site's words: the status, verdict and hidden flags read as one
+    # result ("Verified (test run)", "Disqualified"), so that the list fits a 1280 px screen
+    list_display = ("id", "task", "user_name", "mode_value", "device", "result", "speedup", "reason_list", "uploaded")
     list_select_related = ("task", "user")
     search_fields = ("=id", "user__username", "source_sha256")
     date_hierarchy = "created_at"
@@ -125,9 +155,38 @@ class SubmissionAdminBase(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False  # disqualify hides; nothing is deleted
 
-    @admin.display(description="vs compile", ordering="speedup_vs_compile")
+    @admin.display(description="user", ordering="user__username")
+    def user_name(self, obj):
+        # a user name is one unbreakable word of up to 150 characters: cut, the whole in the title
+        name = obj.user.get_username()
+        if len(name) <= USER_CHARS:
+            return name
+        return format_html('<span title="{}">{}…</span>', name, name[:USER_CHARS - 1])
+
+    @admin.display(description="uploaded", ordering="created_at")
+    def uploaded(self, obj):
+        return timezone.localtime(obj.created_at).strftime("%Y-%m-%d %H:%M")
+
+    @admin.display(description="mode", ordering="mode")
+    def mode_value(self, obj):
+        return obj.mode
+
+    @admin.display(description="device", ordering="device_type")
+    def device(self, obj):
+        return device_label(obj.device_type)
+
+    @admin.display(description="result")
+    def result(self, obj):
+        return state_word(status=obj.status, verdict=obj.verdict, mode=obj.mode, hidden=obj.hidden)
+
+    @admin.display(description="speedup", ordering="speedup_vs_compile")
     def speedup(self, obj):
-        return f"{obj.speedup_vs_compile:.2f}x" if obj.speedup_vs_compile is not None else "-"
+        # three significant digits, as on the site: a CPU try-out's 0.00134x is not "0.00x"
+        return numbers.speedup(obj.speedup_vs_compile)
+
+    @admin.display(description="% of floor", ordering="pct_of_floor")
+    def floor_share(self, obj):
+        return numbers.pct(obj.pct_of_floor, 3)
 
     @admin.display(description="reasons")
     def reason_list(self, obj):
@@ -167,12 +226,12 @@ class SubmissionAdminBase(admin.ModelAdmin):
 
 @admin.register(Submission)
 class SubmissionAdmin(SubmissionAdminBase):
-    list_filter = ("task", "status", "verdict", "mode", "device_type", ReasonCodeFilter, "hidden", "created_at")
+    list_filter = ("task", "status", ResultFilter, "mode", "device_type", ReasonCodeFilter, "created_at")
 
 
 @admin.register(FlaggedSubmission)
 class FlaggedSubmissionAdmin(SubmissionAdminBase):
-    list_display = ("id", "task", "user", "device_type", "speedup", "pct_of_floor", "reason_list", "created_at")
+    list_display = ("id", "task", "user_name", "device", "speedup", "floor_share", "reason_list", "uploaded")
     list_filter = ("task", ReasonCodeFilter, "device_type", "created_at")
 
     def get_queryset(self, request):

@@ -29,6 +29,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from evaluator import status_word
 from leaderboard.cli_output import list_lines, print_result
 
 EXIT_VERIFIED, EXIT_REJECTED, EXIT_ERROR, EXIT_FAILED, EXIT_FLAGGED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
@@ -81,6 +82,15 @@ def _base(args) -> str:
     return args.url.rstrip("/")
 
 
+def _progress_line(sub: dict) -> str:
+    """"Running: timing round 3 of about 9"; a phase that starts with the status says it alone
+    ("queued, 3rd in line" -> "Queued, 3rd in line")."""
+    word, phase = status_word(sub["status"]), sub.get("phase") or ""
+    if phase.lower().startswith(sub["status"]):
+        return word + phase[len(sub["status"]):]
+    return f"{word}: {phase}" if phase else word
+
+
 def _follow(sub: dict, url: str, token: str, args, out, err) -> dict | None:
     """Poll until the submission is finished, printing its status and phase each time they change;
     None when the time is up (said on err)."""
@@ -88,12 +98,12 @@ def _follow(sub: dict, url: str, token: str, args, out, err) -> dict | None:
     last = None
     while not sub.get("finished"):
         if time.monotonic() > deadline:
-            err.write(f"gave up waiting after {args.timeout:g} s; status {sub['status']}: "
+            err.write(f"gave up waiting after {args.timeout:g} s; status {status_word(sub['status'])}: "
                       f"`python -m leaderboard.cli wait {sub['id']}` goes on waiting\n")
             return None
         shown = (sub["status"], sub.get("phase"))
         if shown != last:
-            out.write(f"  {sub['status']}{': ' + sub['phase'] if sub.get('phase') else ''}\n")
+            out.write(f"  {_progress_line(sub)}\n")
             out.flush()
             last = shown
         time.sleep(args.poll)
@@ -120,7 +130,7 @@ def submit(args, out=sys.stdout, err=sys.stderr) -> int:
         sub = _call("POST", f"{_base(args)}/api/submissions", token,
                     {"task": args.task, "mode": args.mode, "source": source,
                      "filename": os.path.basename(args.file)})
-        out.write(f"submitted #{sub['id']} ({sub['status']})\n")
+        out.write(f"submitted #{sub['id']} ({status_word(sub['status'])})\n")
         if args.no_wait:
             return EXIT_VERIFIED
         sub = _follow(sub, sub["url"], token, args, out, err)

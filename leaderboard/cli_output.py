@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
+from evaluator import status_word, verdict_word
+
 TRYOUT_NOTE = ("CPU try-out: every correctness and integrity check ran in full, but the times are "
                "interpreter timings (Triton kernels run in its interpreter on a CPU): they show that the "
                "flow works, not how fast the kernel is, and are not comparable to GPU results.")
@@ -64,9 +66,11 @@ def table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str
 
 
 def verdict_lines(result: dict) -> list[str]:
-    """The verdict, each reason with its code, and the two speedups: the head of what this CLI
-    and `manage.py evaluate` print."""
-    lines = [f"verdict: {result.get('verdict')}"]
+    """The verdict in the site's words ("Verified (test run)"), each reason with its code, and the
+    two speedups: the head of what this CLI and `manage.py evaluate` print."""
+    word = verdict_word(result.get("verdict") or "", result.get("mode") or "ranked",
+                        hidden=bool(result.get("hidden")))
+    lines = [f"verdict: {word}"]
     lines += [f"  - [{code}] {reason}"
               for code, reason in zip(result.get("reason_codes") or [], result.get("reasons") or [])]
     lines += [f"{key}: {times(result[key])}"
@@ -100,7 +104,7 @@ def print_result(sub: dict, out) -> None:
     w(f"submission #{sub['id']}  task {sub['task']}  mode {sub['mode']}  device {sub['device_type']}"
       f"  uploaded {when(sub.get('created_at'))}\n")
     phase = f": {sub['phase']}" if sub.get("phase") and not sub.get("finished") else ""
-    w(f"status: {sub['status']}{phase}\n")
+    w(f"status: {status_word(sub['status'])}{phase}\n")
     if sub["status"] == "failed":
         w(f"error: {sub.get('error') or 'unknown'}\n")
         return
@@ -133,6 +137,7 @@ def print_result(sub: dict, out) -> None:
 
 def list_lines(results: list[dict]) -> list[str]:
     """The `list` table: one line per submission, newest first as the API gives them."""
-    rows = [[f"#{s['id']}", s["task"], s["mode"], s["status"], s.get("verdict") or "-",
+    rows = [[f"#{s['id']}", s["task"], s["mode"], status_word(s["status"]),
+             verdict_word(s.get("verdict") or "", hidden=bool(s.get("hidden"))) or "-",
              times(s.get("speedup_vs_compile")), when(s.get("created_at"))] for s in results]
     return table(["id", "task", "mode", "status", "verdict", "vs torch.compile", "uploaded"], rows, right={5})

@@ -176,7 +176,10 @@ def calibration_for_task(*, task: Task, device_type: str) -> dict:
 
 def audit_queue(*, reason_code: str = "") -> list[Submission]:
     """The review queue, oldest first (the longest wait on top), optionally one reason code only."""
-    queue = flagged_queue().defer("source", "logs", "report")
+    # the report stays unread; the one key of it the reasons' words need comes along
+    # (leaderboard.web.result.own_kernels)
+    queue = (flagged_queue().defer("source", "logs", "report")
+             .annotate(kernels_launched=F("report__kernels_launched")))
     # filtered here, not in SQL: JSON containment differs between PostgreSQL and SQLite, and the
     # queue is short
     return [s for s in queue if not reason_code or reason_code in (s.reason_codes or [])]

@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from evaluator import MODES, profile_summary
+from evaluator import MODES, profile_summary, verdict_word
 
 from . import BACKENDS, Limits, SandboxError, cleanup, evaluate, image
 
@@ -64,7 +64,7 @@ def _run(args) -> int:
         json.dump(report, sys.stdout, indent=1)
         print()
         return 0
-    print(f"{report['task']} on {report['device']}, {report['mode']} mode: {report['verdict'].upper()}")
+    print(f"{report['task']} on {report['device']}: {verdict_word(report['verdict'], report['mode'])}")
     for code, reason in zip(report["reason_codes"], report["reasons"]):
         print(f"  - [{code}] {reason}")
     if report.get("speedup_vs_compile") is not None:

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
+from evaluator import verdict_word
 from leaderboard import scoring
 from leaderboard.celery import app
 from leaderboard.models import LOGS_MAX_CHARS, Submission
@@ -162,6 +163,9 @@ def submission_store_result(*, submission: Submission, report: dict, logs: str =
     )
     if stored != 1:
         log.warning("submission %s: result not stored, the claim is no longer current", submission.pk)
+    else:  # the worker's log says the result in the words of the pages (evaluator.verdict_word)
+        log.info("submission %s: stored, %s", submission.pk,
+                 verdict_word(verdict, submission.mode, hidden=submission.hidden))
     return stored == 1
 
 

@@ -52,12 +52,15 @@ class TaskChoiceField(forms.ModelChoiceField):
 class UploadForm(forms.Form):
     # no task is chosen for the user: a file sent to the first task in the list by accident is queued
     task = TaskChoiceField(queryset=Task.objects.all(), to_field_name="name", empty_label="Choose a task")
+    # ranked is the default here as in the API, the CLI and manage.py evaluate: one default everywhere
     mode = forms.ChoiceField(
-        choices=Submission.Mode.choices,
-        initial=Submission.Mode.TEST,
+        choices=[(m, Submission.Mode(m).label) for m in ("ranked", "test", "profile")],
+        initial=Submission.Mode.RANKED,
+        required=False,  # a form sent without a mode is ranked, as an API call without one is
         widget=forms.RadioSelect,
-        help_text="test: correctness on the test shapes only, in seconds, never ranked. "
-        "ranked: the full evaluation, timed against eager PyTorch and torch.compile. "
+        help_text="ranked (the default, as in the API and the CLI): the full evaluation, timed against "
+        "eager PyTorch and torch.compile; a verified result ranks. "
+        "test: correctness on the test shapes only, in seconds, never ranked. "
         "profile: the test run's checks, then your kernel on one benchmark shape under a profiler "
         "(Nsight Compute on a GPU, torch.profiler on the CPU); shown only to you, never ranked, "
         "and limited to a few runs an hour.",
@@ -69,6 +72,9 @@ class UploadForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false"}),
         strip=False,
     )
+
+    def clean_mode(self):
+        return self.cleaned_data.get("mode") or Submission.Mode.RANKED
 
     def clean_file(self):
         upload = self.cleaned_data.get("file")

@@ -9,6 +9,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 from django.utils.safestring import mark_safe
 
+from evaluator import status_word, verdict_word
+
 
 def shape_label(shape: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in shape.items())
@@ -32,15 +34,17 @@ def describe_for_device(description: str, bench_shapes: list[str], device_name: 
 
 
 def badge(submission) -> dict:
-    """The verdict badge: a test run that passed reads "correct, test run", never the green
-    "verified" of a ranked result."""
+    """The verdict badge, in the words of evaluator.verdict_word: a test run that passed reads
+    "Verified (test run)" in the grey of a run that never ranks, never the green of a ranked
+    result."""
     if not submission.verdict:
-        return {"css": submission.status, "text": submission.status}
-    if submission.mode in ("test", "profile") and submission.verdict == "verified":
-        return {"css": "test", "text": f"correct ({submission.mode} run)"}
+        return {"css": submission.status, "text": status_word(submission.status)}
+    text = verdict_word(submission.verdict, submission.mode, hidden=submission.hidden)
     if submission.hidden:
-        return {"css": "rejected", "text": "disqualified"}
-    return {"css": submission.verdict, "text": submission.verdict}
+        return {"css": "rejected", "text": text}
+    if submission.mode in ("test", "profile") and submission.verdict == "verified":
+        return {"css": "test", "text": text}
+    return {"css": submission.verdict, "text": text}
 
 
 def device_label(device_type: str) -> str:

@@ -9,6 +9,7 @@ import re
 
 from django.utils import timezone
 
+from evaluator import status_word, verdict_word
 from leaderboard.models import Submission
 from leaderboard.templatetags.numbers import significant
 
@@ -38,12 +39,17 @@ REASON_WORDS = {
     "clock_disagreement": "The kernel's own clock and the judge's disagree.",
     "too_fast_vs_compile": "Much faster than torch.compile: held for a person to check.",
     "suspicious_source": "The code uses constructs that can game a benchmark.",
-    "no_kernel_launched": "No kernel was seen running on the device.",
+    "no_kernel_launched": "No kernel of the submission was seen running on the device.",
     "extra_threads": "The kernel left threads running.",
     "sanitizer": "The memory sanitizer reported a problem.",
     "gpu_throttled": "The GPU lowered its clocks (heat or power) while the kernel was timed.",
     "disqualified": "Disqualified by an admin.",
 }
+
+# no_kernel_launched where the submission's own kernels did run: the judge found library calls
+# (torch operators on operands half the output's size, or a quarter of the task's FLOPs) doing the
+# work beside them (evaluator/opcount.py)
+LIBRARY_WORK_WORDS = "Library calls did a large share of the task's work, not the submission's own kernels."
 
 PHASE_WORDS = {
     "setup_s": "set-up", "startup_s": "start-up", "compile_s": "compile", "correctness_s": "correctness checks",
@@ -64,9 +70,26 @@ def reasons(submission: Submission) -> list[dict]:
     codes = list(submission.reason_codes or [])
     return [
         {"text": text, "code": codes[i] if i < len(codes) else "",
-         "words": REASON_WORDS.get(codes[i] if i < len(codes) else "", "")}
+         "words": reason_words(codes[i] if i < len(codes) else "", submission)}
         for i, text in enumerate(submission.reasons or [])
     ]
+
+
+def reason_words(code: str, submission: Submission) -> str:
+    """The code in words; no_kernel_launched says which of its two findings the judge made."""
+    if code == "no_kernel_launched" and own_kernels(submission):
+        return LIBRARY_WORK_WORDS
+    return REASON_WORDS.get(code, "")
+
+
+def own_kernels(submission: Submission) -> list[str]:
+    """The submission's kernels the judge saw run (report's kernels_launched). A list that defers
+    the report annotates them as `kernels_launched` (selectors.audit_queue)."""
+    if "kernels_launched" in submission.__dict__:
+        kernels = submission.__dict__["kernels_launched"]
+    else:
+        kernels = (submission.report or {}).get("kernels_launched")
+    return kernels if isinstance(kernels, list) else []
 
 
 def finding_lines(submission: Submission) -> list[int]:
@@ -82,31 +105,37 @@ def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
     """{"title", "why", "tone"}: what happened, in one line each."""
     s = submission
     first = (s.reasons or [""])[0]
+    # each title starts with the state's word (evaluator.words), the same word as every other page
+    word = verdict_word(s.verdict, s.mode, hidden=s.hidden)
     if s.status == Submission.Status.QUEUED:
-        return {"tone": "pending", "title": "Waiting for a worker", "why": s.phase or "queued"}
+        return {"tone": "pending", "title": f"{status_word(s.status)}: waiting for a worker",
+                "why": s.phase or "queued"}
     if s.status == Submission.Status.RUNNING:
-        return {"tone": "pending", "title": "Being evaluated", "why": s.phase or "running"}
+        return {"tone": "pending", "title": f"{status_word(s.status)}: being evaluated",
+                "why": s.phase or "running"}
     if s.status == Submission.Status.FAILED:
-        return {"tone": "bad", "title": "The evaluation could not run",
+        return {"tone": "bad", "title": f"{status_word(s.status)}: the evaluation could not run",
                 "why": "An infrastructure problem, not your code; an admin can re-run it."}
     if s.hidden:
-        return {"tone": "bad", "title": "Disqualified", "why": (s.reasons or ["by an admin"])[-1]}
+        return {"tone": "bad", "title": word, "why": (s.reasons or ["by an admin"])[-1]}
     if s.verdict == Submission.Verdict.REJECTED:
-        return {"tone": "bad", "title": "Rejected", "why": first or "A check failed."}
+        return {"tone": "bad", "title": word, "why": first or "A check failed."}
     if s.verdict == Submission.Verdict.FLAGGED:
-        return {"tone": "warn", "title": "Flagged: awaiting review, not ranked until approved",
+        ranked = s.mode == Submission.Mode.RANKED
+        return {"tone": "warn",
+                "title": f"{word}: awaiting review, {'not ranked until approved' if ranked else 'never ranked'}",
                 "why": f"An admin will look at it. {first}"}
     # verified
     if s.mode == Submission.Mode.PROFILE:
         n = len((s.report or {}).get("tests") or [])
-        return {"tone": "ok", "title": "Correct, and profiled (profile run: never ranked)",
+        return {"tone": "ok", "title": word,
                 "why": f"Passed all {n} test shapes, then ran under the profiler on one benchmark shape: "
                        "the profile is below. Profile runs are not timed against the baselines and never rank."}
     if s.mode == Submission.Mode.TEST:
         n = len((s.report or {}).get("tests") or [])
-        return {"tone": "ok", "title": "Correct (test run: correctness only)",
-                "why": f"Passed all {n} test shapes. Test runs are not timed and never rank; "
-                       "submit in ranked mode to be timed."}
+        return {"tone": "ok", "title": word,
+                "why": f"Passed all {n} test shapes. Test runs check correctness only: they are not timed "
+                       "and never rank; submit in ranked mode to be timed."}
     sp = significant(s.speedup_vs_compile)
     if is_tryout(s.device_type):
         why = (f"{sp}x the speed of torch.compile on the {device_name}: a try-out. Every check passed; "
@@ -118,7 +147,7 @@ def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
         why += " Approved after review."
     if noisy:
         why += " Noisy run: the timed calls spread widely, so the speedup is uncertain."
-    return {"tone": "ok", "title": "Verified", "why": why}
+    return {"tone": "ok", "title": word, "why": why}
 
 
 def tests(report: dict) -> list[dict]:

@@ -85,7 +85,7 @@ def test_sign_up_upload_watch_it_finish_live_and_find_it_ranked(page, site, work
     assert seen[-1] == "done", (seen, submission.error, page.inner_text("#result"))
     assert page.evaluate("window.__sameDocument") is True and navigations == []
     assert len(polls) >= 1
-    assert page.inner_text("#verdict") == "verified", page.inner_text("#result")
+    assert page.inner_text("#verdict") == "Verified", page.inner_text("#result")
     assert page.locator("#shapes tbody tr").count() >= 1
     assert page.get_attribute("#result", "hx-get") is None  # done: polling stopped
     n_polls = len(polls)
@@ -117,17 +117,17 @@ def test_the_status_updates_live_through_each_phase(page, site):
     log_in(page, site.url, "carol", PASSWORD)
     page.goto(f"{site.url}/submissions/{sub.pk}/")
     page.evaluate("window.__sameDocument = true")
-    assert page.inner_text("#status") == "queued"
+    assert page.inner_text("#status") == "Queued"
 
     claimed = services.submission_claim(submission_id=sub.pk, worker="test")
-    page.wait_for_function("document.getElementById('status').textContent === 'running'", timeout=10_000)
+    page.wait_for_function("document.getElementById('status').textContent === 'Running'", timeout=10_000)
     services.submission_set_phase(submission=claimed, phase="timing against torch.compile")
     page.wait_for_function("document.getElementById('phase').textContent.includes('torch.compile')", timeout=10_000)
     report = flagged_report(task, logs="<img src=x onerror=alert(1)>")
     assert services.submission_store_result(submission=claimed, report=report)
-    page.wait_for_function("document.getElementById('status').textContent === 'done'", timeout=10_000)
+    page.wait_for_function("document.getElementById('status').textContent === 'Done'", timeout=10_000)
     assert page.evaluate("window.__sameDocument") is True
-    assert page.inner_text("#verdict") == "flagged"
+    assert page.inner_text("#verdict") == "Flagged"
     assert "too_fast_vs_compile" in page.inner_text("#reasons")
     assert page.inner_text("#logs") == "<img src=x onerror=alert(1)>"  # shown as text, not markup
     assert page.locator("#logs img").count() == 0
@@ -168,4 +168,4 @@ def test_an_admin_approves_a_flagged_submission_and_it_ranks(page, site):
     page.goto(f"{site.url}/submissions/{sub.pk}/")
     audit = page.inner_text("#audit")
     assert "approve" in audit and "admin" in audit and "read the kernel" in audit
-    assert page.inner_text("#verdict") == "verified"
+    assert page.inner_text("#verdict") == "Verified"

@@ -170,7 +170,7 @@ def test_an_auditor_approves_and_disqualifies_in_the_console(page, site):
     page.fill("#id_reason", "an honest fused softmax")
     page.click("#approve")
     page.wait_for_selector(".messages .success")
-    assert page.inner_text("#audit-verdict") == "verified"
+    assert page.inner_text("#audit-verdict") == "Verified"
     page.click("#public-link")
     assert "an honest fused softmax" in page.inner_text("#audit")
     page.click("#console-link")  # and back
@@ -183,7 +183,7 @@ def test_an_auditor_approves_and_disqualifies_in_the_console(page, site):
     page.fill("#id_reason", "reads the answer through ctypes")
     page.click("#disqualify")
     page.wait_for_selector(".messages .success")
-    assert "disqualified" in page.inner_text("#state")
+    assert page.inner_text("#audit-verdict") == "Disqualified"
     assert [(e.action, e.actor.username) for e in AuditEntry.objects.order_by("created_at")] == [
         ("approve", "auditor"), ("disqualify", "auditor")]
 

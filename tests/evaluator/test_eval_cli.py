@@ -26,7 +26,7 @@ def test_a_verified_run_exits_0_with_a_summary_and_a_valid_report(tmp_path):
     out = tmp_path / "report.json"
     p = cli("run", str(HONEST), "--task", "softmax", "--device", "cpu", "--mode", "test", "--json", str(out))
     assert p.returncode == 0, p.stderr
-    assert "softmax on cpu, test mode: VERIFIED" in p.stdout
+    assert "softmax on cpu: Verified (test run)" in p.stdout
     assert "6/6 shapes passed" in p.stdout
     report = validate(json.loads(out.read_text()))
     assert report["verdict"] == "verified"

@@ -159,6 +159,7 @@ def test_a_library_call_is_flagged_not_rejected(evaluate):
     r = evaluate("import torch\n\ndef custom_kernel(x):\n    return torch.softmax(x, -1)\n", mode="ranked")
     assert r["verdict"] == "flagged", r["reasons"]
     assert "no_kernel_launched" in r["reason_codes"]
+    assert r["kernels_launched"] == [] and "no Triton or CUDA kernel of the submission ran" in " ".join(r["reasons"])
     assert r["speedup_vs_compile"] is not None
     validate(r)
 
@@ -230,6 +231,9 @@ def custom_kernel(x):
     assert r["verdict"] == "flagged", r["reasons"]
     assert r["reason_codes"] == ["no_kernel_launched"]
     assert "softmax" in r["reasons"][0] and "library" in r["reasons"][0]
+    # the reason says what the check found: the submission's own kernel ran, library calls did the work
+    assert r["kernels_launched"] == ["_softmax_rows"]
+    assert "not the submission's own kernels (_softmax_rows ran)" in r["reasons"][0], r["reasons"]
 
 
 def test_work_moved_past_done_is_caught_by_the_checksum(evaluate):

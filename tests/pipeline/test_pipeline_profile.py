@@ -38,7 +38,7 @@ def test_a_profile_runs_through_the_worker_and_the_next_one_waits_for_the_limit(
     done = _cli(pipeline, key)
     log = pipeline.workdir.joinpath("worker.log")
     assert done.returncode == 0, (done.stdout, done.stderr, log.read_text(errors="replace")[-3000:])
-    assert "mode profile" in done.stdout and "verdict: verified" in done.stdout
+    assert "mode profile" in done.stdout and "verdict: Verified (profile run)" in done.stdout
     assert "with torch.profiler" in done.stdout and "custom_kernel" in done.stdout
     sub = Submission.objects.get(user=user)
     assert sub.status == "done" and sub.report["profile"]["ops"] and sub.speedup_vs_compile is None

@@ -1,4 +1,6 @@
 """The real Django admin: the flagged queue, its filters, and audited approve / disqualify / re-run / ban."""
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -154,3 +156,25 @@ def test_every_admin_page_renders(admin_client_, task, owner):
     ]
     for url in urls:
         assert admin_client_.get(url).status_code == 200, url
+
+
+def test_the_submission_list_speaks_the_sites_words(admin_client_, task, owner, staff):
+    cpu = make_done(task, owner, device_type="cpu", speedup=0.00134)
+    test_run = make_done(task, owner, mode="test")
+    rejected = make_done(task, owner, verdict="rejected", codes=("mismatch",))
+    cheat = make_done(task, owner, speedup=1.4)
+    services.submission_disqualify(submission=cheat, actor=staff, reason="copied")
+    page = admin_client_.get(SUBMISSIONS)
+    rows = {int(m.group(1)): m.group(0)
+            for m in re.finditer(r'<tr>.*?/change/">(\d+)</a>.*?</tr>', page.content.decode(), re.S)}
+    assert "0.00134x" in rows[cpu.pk] and "0.00x" not in rows[cpu.pk] and ">CPU<" in rows[cpu.pk]
+    assert ">Verified (test run)<" in rows[test_run.pk]
+    assert ">Rejected<" in rows[rejected.pk]
+    assert ">Disqualified<" in rows[cheat.pk] and "Rejected" not in rows[cheat.pk]
+
+    def ids(**params):
+        return sorted(obj.pk for obj in admin_client_.get(SUBMISSIONS, params).context["cl"].result_list)
+
+    assert ids(result="disqualified") == [cheat.pk]
+    assert ids(result="rejected") == [rejected.pk]
+    assert ids(result="verified") == sorted([cpu.pk, test_run.pk])

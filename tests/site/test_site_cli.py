@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from evaluator import verdict_word
 from leaderboard import services
 from leaderboard.models import Submission
 from leaderboard.tasks import evaluate_submission
@@ -64,7 +65,7 @@ def test_no_wait_submits_and_exits(live_server, kernel, task, owner, eval_queue)
     code, out, _ = run(kernel, "--task", "softmax", "--mode", "test", "--url", live_server.url, "--no-wait",
                        env_token=key)
     sub = Submission.objects.get()
-    assert code == 0 and out.strip() == f"submitted #{sub.pk} (queued)"
+    assert code == 0 and out.strip() == f"submitted #{sub.pk} (Queued)"
     assert sub.user == owner and sub.mode == "test" and sub.filename == "softmax_kernel.py"
 
 
@@ -84,7 +85,9 @@ def test_it_waits_for_the_result_and_prints_it(live_server, kernel, task, key, e
     assert evaluate_submission.apply(args=[sub.pk]).get() == "stored"
     out, err = proc.communicate(timeout=60)
     sub.refresh_from_db()
-    assert f"submitted #{sub.pk} (queued)" in out and "status: done" in out
-    assert f"verdict: {sub.verdict}" in out
+    assert f"submitted #{sub.pk} (Queued)" in out and "status: Done" in out
+    # the site's words for the verdict, the same as its pages: a passing test run is "Verified (test run)"
+    assert f"verdict: {verdict_word(sub.verdict, sub.mode)}" in out
+    assert sub.verdict != "verified" or "verdict: Verified (test run)" in out
     assert proc.returncode == (1 if sub.verdict == "rejected" else 0), (out, err)
     assert '"status": "done"' in result_json.read_text()

@@ -121,7 +121,7 @@ def test_the_cli_submits_a_profile_and_prints_it_from_the_real_sandbox(live_serv
     assert profile["tool"] == "torch.profiler" and profile["ncu"] is None
     assert "custom_kernel" in [op["name"] for op in profile["ops"]]
     assert proc.returncode == 0, (out, err)
-    assert "verdict: verified" in out and "with torch.profiler" in out and "triton _softmax_rows" in out
+    assert "verdict: Verified (profile run)" in out and "with torch.profiler" in out and "triton _softmax_rows" in out
     assert "no .ncu-rep to save" in err and not (tmp_path / "p.ncu-rep").exists()
     assert not ProfileFile.objects.exists()
     client.force_login(owner)

@@ -129,10 +129,10 @@ def test_make_run_with_bubblewrap_verifies_the_readme_example_everywhere_a_user_
         cheat = results[ids["cheat"]]
         assert cheat["status"] == "done" and cheat["verdict"] in ("flagged", "rejected"), cheat
         out, _ = cli.communicate(timeout=900)
-        assert cli.returncode == 0 and "status: done" in out and "verdict: verified" in out, out
+        assert cli.returncode == 0 and "status: Done" in out and "verdict: Verified" in out, out
         # the judge's steps reach the CLI through the box, the worker and the API as they happen (the
         # CPU's quick rounds can fall between two polls: the compile and a correctness shape cannot)
-        phases = {line.strip() for line in out.splitlines() if line.strip().startswith("running: ")}
+        phases = {line.strip() for line in out.splitlines() if line.strip().startswith("Running: ")}
         assert len(phases) >= 3 and any("correctness: shape" in p for p in phases), out
 
         page.wait_for_selector("#result[data-status='done']", timeout=120_000)

@@ -33,7 +33,7 @@ def test_own_and_public_side_by_side_with_times_verdicts_and_a_diff(client, task
     html = r.content.decode()
     assert f"A: <a href=\"/submissions/{mine.pk}/\">#{mine.pk}</a> by owner" in html
     assert f"B: <a href=\"/submissions/{theirs.pk}/\">#{theirs.pk}</a> by other" in html
-    assert "correct (test run)" in html and ">verified<" in html
+    assert "Verified (test run)" in html and ">Verified<" in html
     assert 'id="different-devices"' in html  # a CPU test run against an H200 result
     # the diff needs both codes open: the other's is not published
     assert 'id="diff-private"' in html and f"the code of #{theirs.pk} is not open to you" in html

@@ -51,8 +51,8 @@ def html_of(client, user, sub) -> str:
 def test_the_owner_sees_the_speed_of_light_next_to_the_floor(client, task, owner):
     sub = make_profiled(task, owner, ncu_profile())
     html = html_of(client, owner, sub)
-    assert "Correct, and profiled (profile run: never ranked)" in html
-    assert 'id="verdict">correct (profile run)</span>' in html
+    assert "Verified (profile run)" in html and "never rank" in html
+    assert 'id="verdict">Verified (profile run)</span>' in html
     section = html.split('<div id="profile" class="profile">')[1].split("<h3>Correctness checks")[0]
     assert "<caption>GPU Speed Of Light Throughput</caption>" in section
     assert "<caption>Memory Workload Analysis</caption>" in section

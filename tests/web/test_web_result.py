@@ -42,12 +42,12 @@ def test_a_cpu_result_is_a_tryout_with_interpreter_timings(client, task, owner):
 def test_a_test_run_is_visibly_correctness_only(client, task, owner):
     html = page(client, owner, make_done(task, owner, mode="test", device_type="cpu"))
     tone, title, why = box(html)
-    assert title == "Correct (test run: correctness only)" and "never rank" in why
-    assert '<span class="badge test" id="verdict">correct (test run)</span>' in html
+    assert title == "Verified (test run)" and "correctness only" in why and "never rank" in why
+    assert '<span class="badge test" id="verdict">Verified (test run)</span>' in html
     assert 'class="badge verified"' not in html
     client.force_login(owner)
     profile = client.get(reverse("profile")).content.decode()
-    assert "correct (test run)" in profile and 'badge verified' not in profile
+    assert "Verified (test run)" in profile and 'badge verified' not in profile
 
 
 def test_a_flagged_run_says_it_awaits_review_and_does_not_rank(client, task, owner):
