@@ -85,9 +85,9 @@ def test_list_shows_your_submissions_newest_first(live_server, task, owner, othe
     table = rows(out)
     assert [r[0] for r in table] == [f"#{s.pk}" for s in (running, tryout, cpu, gpu)]  # not #{theirs.pk}
     assert f"#{theirs.pk}" not in out
-    assert table[3][1:6] == ["softmax", "ranked", "done", "verified", "1.23x"]
-    assert table[2][5] == "0.00134x" and table[1][2:6] == ["test", "done", "verified", "-"]
-    assert table[0][3:6] == ["queued", "-", "-"]
+    assert table[3][1:6] == ["softmax", "ranked", "Done", "Verified", "1.23x"]
+    assert table[2][5] == "0.00134x" and table[1][2:6] == ["test", "Done", "Verified", "-"]
+    assert table[0][3:6] == ["Queued", "-", "-"]
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", r[6]) for r in table)
     assert out.splitlines()[0].split() == ["id", "task", "mode", "status", "verdict", "vs", "torch.compile",
                                            "uploaded"]
@@ -126,7 +126,7 @@ def test_show_prints_the_verdict_reasons_and_per_shape_times(live_server, task, 
     code, out, err = cli("show", sub.pk, "--url", live_server.url, token=key)
     assert code == 0, err
     assert f"submission #{sub.pk}  task softmax  mode ranked  device {H200}" in out
-    assert "status: done" in out and "verdict: flagged" in out
+    assert "status: Done" in out and "verdict: Flagged" in out
     assert "  - [too_fast_vs_compile] reason for too_fast_vs_compile" in out and "admin's review" in out
     assert "speedup_vs_compile: 1.23x" in out and "speedup_vs_eager: 2.47x" in out
     header = next(line for line in out.splitlines() if line.startswith("shape"))
@@ -158,7 +158,7 @@ def test_show_of_an_unfinished_submission_points_at_wait(live_server, task, owne
     claimed = services.submission_claim(submission_id=sub.pk, worker="test")
     services.submission_set_phase(submission=claimed, phase="correctness: shape 2 of 5")
     code, out, _ = cli("show", sub.pk, "--url", live_server.url, token=key)
-    assert code == 0 and "status: running: correctness: shape 2 of 5" in out
+    assert code == 0 and "status: Running: correctness: shape 2 of 5" in out
     assert f"python -m leaderboard.cli wait {sub.pk}" in out and "verdict" not in out
 
 
@@ -178,7 +178,7 @@ def test_show_and_wait_refuse_clearly(live_server, task, owner, other, key):
         code, _, err = cli(command, mine_private.pk, *url)
         assert code == 2 and "is not public: an API token is needed" in err
         code, out, _ = cli(command, mine_public.pk, *url)  # a ranked entry is public: no token needed
-        assert code == 0 and "verdict: verified" in out
+        assert code == 0 and "verdict: Verified" in out
         code, _, err = cli(command, mine_public.pk, *url, "--token", "lb_wrong")
         assert code == 2 and "HTTP 401: Invalid or revoked API token." in err
         code, _, err = cli(command, mine_public.pk, "--url", "http://127.0.0.1:9", token=key)
@@ -207,17 +207,17 @@ def test_wait_prints_each_phase_as_it_changes_then_the_result(live_server, task,
     Submission.objects.filter(pk=sub.pk).update(phase="waiting for a worker")
     proc = start("wait", sub.pk, "--poll", "0.1", "--url", live_server.url, token=key)
     lines = Lines(proc)
-    assert lines.next() == "  queued: waiting for a worker"
+    assert lines.next() == "  Queued, 1st in line"  # the API says a queued one's place
     claimed = services.submission_claim(submission_id=sub.pk, worker="test")
-    assert lines.next() == f"  running: {claimed.phase}"
+    assert lines.next() == f"  Running: {claimed.phase}"
     for phase in ("compile", "correctness: shape 1 of 3", "timing: round 2 of 5"):
         services.submission_set_phase(submission=claimed, phase=phase)
-        assert lines.next() == f"  running: {phase}"
+        assert lines.next() == f"  Running: {phase}"
     report = report_for(task, device="cpu", speedup=0.0013444)
     assert services.submission_store_result(submission=claimed, report=report)
     rest = "\n".join(lines.rest())
     assert proc.wait(timeout=30) == 0, (rest, proc.stderr.read())
-    assert f"submission #{sub.pk}" in rest and "status: done" in rest and "verdict: verified" in rest
+    assert f"submission #{sub.pk}" in rest and "status: Done" in rest and "verdict: Verified" in rest
     assert "CPU try-out" in rest and "0.00134x" in rest
     assert len(lines.seen) == 5  # each phase once, however many polls saw it
 
@@ -227,17 +227,17 @@ def test_wait_prints_each_phase_as_it_changes_then_the_result(live_server, task,
 def test_wait_exits_with_the_verdict(live_server, task, owner, key, verdict, codes, status):
     sub = make_done(task, owner, verdict=verdict, codes=codes)
     code, out, _ = cli("wait", sub.pk, "--url", live_server.url, token=key)
-    assert code == status and f"verdict: {verdict}" in out
+    assert code == status and f"verdict: {verdict.capitalize()}" in out
 
 
 def test_wait_exits_3_for_a_failed_run_and_when_the_time_is_up(live_server, task, owner, key):
     sub = make_queued(task, owner)
     code, _, err = cli("wait", sub.pk, "--timeout", "0.5", "--poll", "0.1", "--url", live_server.url, token=key)
-    assert code == 3 and "gave up waiting after 0.5 s; status queued" in err
+    assert code == 3 and "gave up waiting after 0.5 s; status Queued" in err
     claimed = services.submission_claim(submission_id=sub.pk, worker="test")
     services.submission_fail(submission=claimed, error="The evaluation could not run: the sandbox failed.")
     code, out, _ = cli("wait", sub.pk, "--url", live_server.url, token=key)
-    assert code == 3 and "status: failed" in out and "the sandbox failed" in out
+    assert code == 3 and "status: Failed" in out and "the sandbox failed" in out
 
 
 def test_ctrl_c_stops_waiting_without_a_traceback(live_server, task, owner, key):

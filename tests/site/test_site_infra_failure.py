@@ -52,7 +52,7 @@ def test_a_judge_failure_is_retried_then_failed_and_never_blamed_on_the_code(
     assert "FileExistsError" in sub.error_detail and "the judge failed" in sub.error_detail
 
     out, err = cli.communicate(timeout=60)
-    assert cli.returncode != 0 and "status: failed" in out and sub.error in out, (out, err)
+    assert cli.returncode != 0 and "status: Failed" in out and sub.error in out, (out, err)
     assert "FileExistsError" not in out + err
 
     api = client.get(reverse("api-submission", args=[sub.pk]), HTTP_AUTHORIZATION=f"Token {key}").json()
