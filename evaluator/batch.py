@@ -81,6 +81,11 @@ class Timed:
     marks: dict = dataclasses.field(default_factory=dict)
     fresh: bool = True  # the checker wrote new inputs for this batch (gen_ms is their writing)
     calls: int = 0
+    # GPU, the trusted baselines' batches: the checker's probe kernel (Checker.probe) right before
+    # the window and right after it, ms; 0 where none ran (touched.py reads them)
+    probe_before_ms: float = 0.0
+    probe_after_ms: float = 0.0
+    started_s: float = 0.0  # the window's start on the machine's monotonic clock (diagnostics only)
 
 
 def calls_per_batch(device: str, *, eager_ms: float, cand_ms: float | None, slot_bytes: int, out_bytes: int,
@@ -140,11 +145,16 @@ class LocalChecker:
         self.checker.use_buffer(torch.from_file(self.path, shared=True, size=max(nbytes, 1), dtype=torch.uint8))
         return {"path": self.path, "nbytes": nbytes}
 
+    last_probe_ms = 0.0  # the CPU has no probe: a stopped process computes nothing there
+
     def fill(self, seeds) -> float:
         return self.checker.fill(list(seeds))
 
     def refresh(self) -> float:
         return self.checker.refresh()
+
+    def probe(self) -> float:
+        return 0.0
 
     def verify(self, done: dict, where: str) -> tuple[list, float]:
         if done.get("stored") is not True:
@@ -214,11 +224,20 @@ class CheckerProcess:
     def buffer(self, slots: int) -> dict:
         return self.call("buffer", slots=slots)
 
+    last_probe_ms = 0.0  # the probe that followed the last fill or refresh (Checker.probe)
+
     def fill(self, seeds) -> float:
-        return float(self.call("fill", seeds=list(seeds))["gen_ms"])
+        reply = self.call("fill", seeds=list(seeds))
+        self.last_probe_ms = float(reply.get("probe_ms", 0.0))
+        return float(reply["gen_ms"])
 
     def refresh(self) -> float:
-        return float(self.call("refresh")["gen_ms"])
+        reply = self.call("refresh")
+        self.last_probe_ms = float(reply.get("probe_ms", 0.0))
+        return float(reply["gen_ms"])
+
+    def probe(self) -> float:
+        return float(self.call("probe")["probe_ms"])
 
     def arm(self, described: dict) -> dict:
         return self.call("arm", spin_s=SPIN_S, outputs=described.get("outputs"))
@@ -294,6 +313,11 @@ class Side:
         their first batch of a shape, whose outputs are the reference's own. `fresh=False` runs
         a trusted baseline again on the inputs its checker last wrote (`seeds` unused)."""
         gen_ms = self.checker.fill(seeds) if fresh else self.checker.refresh()
+        # a trusted baseline's window is bracketed by the probe (touched.py): the one after the
+        # write, and one once the window has ended (the candidate's are not needed: work left
+        # running can only slow the candidate itself there)
+        probed = device == "cuda" and self.name != "cand"
+        probe_before = self.checker.last_probe_ms if probed else 0.0
         size = self.work.ensure_buffer(out_bytes * len(seeds)) if device != "cuda" else 0
         t0, m0 = time.perf_counter(), time.monotonic()
         self.send({"op": "batch", "count": len(seeds), "fn": self.fn, "size": size})
@@ -313,6 +337,7 @@ class Side:
         window = (time.perf_counter() - t0) * 1e3
         marks["end"] = time.monotonic()
         self.runner.stop()
+        probe_after = self.checker.probe() if probed else 0.0
         _claims(done, len(seeds), where)
         if sampled.get("problems"):
             raise Failure(*[tuple(p) for p in sampled["problems"]])
@@ -322,7 +347,8 @@ class Side:
         marks.update(_stamps("runner", done), **_stamps("checker", sampled))
         marks = {k: round((v - m0) * 1e3, 4) for k, v in marks.items()}
         return Timed(self.name, window, checks.number(done, "device_ms"), gen_ms, (answered - t0) * 1e3, marks,
-                     fresh=fresh, calls=len(seeds))
+                     fresh=fresh, calls=len(seeds), probe_before_ms=probe_before, probe_after_ms=probe_after,
+                     started_s=m0)
 
     def _gpu_window(self, deadline: float, marks: dict) -> tuple[dict, float, dict]:
         """The GPU half of a window: the runner describes its outputs while the device still runs

@@ -43,6 +43,7 @@ SAMPLE_WORDS = 64  # sampled 4-byte words per output: a write deferred past the 
 # read's cost is the checker's launch and the GPU's switch to its context, whatever the count)
 SCRUB_BYTES = 256 << 20  # written after the inputs so that none of them sits in the L2
 SPIN_S = 2.0  # inside a window, poll the judge's pipe this long before sleeping on it
+PROBE_COUNT = 3  # launches of the probe kernel per reading (Checker.probe)
 
 
 class Checker:
@@ -207,6 +208,25 @@ class Checker:
         built = self._build(self.shape, seed)
         return built if all(checks.same_bytes(a, b) for a, b in zip(self.slot(k), built)) else None
 
+    def probe(self) -> float:
+        """GPU: the shortest of PROBE_COUNT launches of a one-element kernel, each waited for (ms
+        on the host's clock). On an idle device a few hundredths of a millisecond; while another
+        process's kernel is resident, the device time-slices the two contexts and each launch
+        waits for the other's slice. Work that a stopped runner left running is such a kernel
+        (docs/evaluator.md, "Work left running"). The shortest of several, so that this
+        process being scheduled late once does not read as a busy device. CPU: 0."""
+        if self.device != "cuda":
+            return 0.0
+        if getattr(self, "probe_cell", None) is None:
+            self.probe_cell = torch.zeros(1, device="cuda")
+        best = float("inf")
+        for _ in range(PROBE_COUNT):
+            t = time.perf_counter()
+            self.probe_cell.add_(1)
+            torch.cuda.synchronize()
+            best = min(best, (time.perf_counter() - t) * 1e3)
+        return best
+
     def _events(self):
         if self.device != "cuda":
             return None, None
@@ -329,13 +349,18 @@ class Server:
         self.addresses = []
         self.mapper.release()
         self.checker.armed = None
-        return {"gen_ms": self.checker.fill([int(s) for s in msg["seeds"]])}
+        gen_ms = self.checker.fill([int(s) for s in msg["seeds"]])
+        return {"gen_ms": gen_ms, "probe_ms": self.checker.probe()}
 
     def op_refresh(self, msg):
         self.addresses = []
         self.mapper.release()
         self.checker.armed = None
-        return {"gen_ms": self.checker.refresh()}
+        gen_ms = self.checker.refresh()
+        return {"gen_ms": gen_ms, "probe_ms": self.checker.probe()}
+
+    def op_probe(self, msg):
+        return {"probe_ms": self.checker.probe()}
 
     def op_arm(self, msg):
         self.checker.armed = None

@@ -10,6 +10,8 @@ import os
 import time
 
 from . import batch, progress, timing
+from .touched import reason as touched_reason
+from .touched import touched_rounds, untouched
 
 SIDES = ("cand", "eager", "compile")
 FLOOR_MARGIN = 0.9  # flag a median under 90 % of the roofline floor (the ceilings are measured)
@@ -176,6 +178,14 @@ class Phase:
 
     def row(self, shape: dict, where: str, calls: dict, got: dict, fills: dict, rounds: dict) -> dict:
         ev = self.ev
+        every, every_round = got, rounds  # the samples keep them all
+        # GPU: rounds that ran beside work a stopped runner left on the device are not scored
+        touched = touched_rounds(got, rounds) if ev.device == "cuda" else {}
+        if touched:
+            total = len(set(rounds["cand"]))
+            got, rounds = untouched(got, rounds, touched)
+            ev.codes.append(("extra_threads", touched_reason(where, touched, total,
+                                                             scored=len(set(rounds["cand"])) < total)))
         overheads = self.overheads(got)
         overhead = overheads["cand"]
         times = {side: batch.per_call(got[side], overheads[side], calls[side]) for side in SIDES}
@@ -192,8 +202,8 @@ class Phase:
             row[f"{name}_p10_ms"] = timing.quantile(times[side], 0.1)
             row[f"{name}_p90_ms"] = timing.quantile(times[side], 0.9)
         self.samples.append({"shape": dict(shape), "calls": calls, "overhead_ms": overhead, "overheads": overheads,
-                             "rounds": rounds,
-                             **{side: [vars(t) for t in got[side]] for side in SIDES}})
+                             "rounds": every_round, "touched": {str(r): why for r, why in touched.items()},
+                             **{side: [vars(t) for t in every[side]] for side in SIDES}})
         # GPU only: on the CPU a stopped process computes nothing, and the tree-wide SIGSTOP is
         # the defence; there the time to write inputs varies with the machine's other load
         busy = ev.device == "cuda" and batch.busy_while_stopped(fills["cand"], fills["base"])

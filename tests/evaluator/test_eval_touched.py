@@ -1,0 +1,91 @@
+"""evaluator/touched.py: which timed rounds ran beside work a stopped runner left on the GPU.
+The readings are the shapes a real H200 run gives (docs/evaluator.md, "Work left running"): an
+idle probe a few hundredths of a millisecond, baselines' device times within a few per cent,
+and under a left spin the probe a time slice, the device time doubled, the writes four times."""
+from __future__ import annotations
+
+import random
+
+from evaluator import touched
+from evaluator.batch import Timed
+
+ROUNDS = 10
+CALLS = 70
+
+
+def _batches(seed=0, spoil=None):
+    """got, rounds of ROUNDS honest rounds (cand, eager, cand, compile); `spoil[(side, round)]`
+    replaces fields of that side's batches in that round."""
+    rng = random.Random(seed)
+    got = {"cand": [], "eager": [], "compile": []}
+    rounds = {"cand": [], "eager": [], "compile": []}
+    per_call = {"cand": 0.15, "eager": 0.28, "compile": 0.15}
+    for r in range(ROUNDS):
+        for side in ("cand", "eager", "cand", "compile"):
+            jitter = 1 + rng.uniform(-0.03, 0.03)
+            fields = dict(window_ms=per_call[side] * CALLS * jitter + 1.2, device_ms=per_call[side] * CALLS * jitter,
+                          gen_ms=50 * jitter, calls=CALLS, fresh=True)
+            if side != "cand":
+                fields.update(probe_before_ms=0.03 * jitter, probe_after_ms=0.025 * jitter)
+            fields.update((spoil or {}).get((side, r), {}))
+            got[side].append(Timed(side, **fields))
+            rounds[side].append(r)
+    return got, rounds
+
+
+def test_honest_rounds_are_untouched():
+    for seed in range(20):
+        assert touched.touched_rounds(*_batches(seed)) == {}
+
+
+def test_a_probe_that_waited_marks_its_round():
+    found = touched.touched_rounds(*_batches(spoil={("eager", 3): {"probe_before_ms": 1.8}}))
+    assert list(found) == [3]
+    assert "probe kernel before the eager batch waited 1.8 ms" in found[3][0]
+
+
+def test_a_baseline_slowed_on_its_own_clock_marks_its_round():
+    slow = {"device_ms": 0.28 * CALLS * 2.1}
+    found = touched.touched_rounds(*_batches(spoil={("eager", 5): slow}))
+    assert list(found) == [5] and "eager baseline took" in found[5][0]
+
+
+def test_a_slow_write_of_any_side_marks_its_round():
+    found = touched.touched_rounds(*_batches(spoil={("cand", 7): {"gen_ms": 210.0}}))
+    assert list(found) == [7] and "writing the submission's inputs" in found[7][0]
+
+
+def test_every_round_touched_is_still_found():
+    """Medians over rounds all slowed see nothing; the probe's floor does."""
+    spoil = {(side, r): {"probe_before_ms": 1.5, "probe_after_ms": 1.2, "device_ms": 0.28 * CALLS * 2}
+             for r in range(ROUNDS) for side in ("eager", "compile")}
+    found = touched.touched_rounds(*_batches(spoil=spoil))
+    assert sorted(found) == list(range(ROUNDS))
+
+
+def test_touched_rounds_leave_the_score_whole_rounds_at_a_time():
+    got, rounds = _batches()
+    kept_got, kept_rounds = touched.untouched(got, rounds, {2: ["x"], 6: ["y"]})
+    for side in got:
+        assert 2 not in kept_rounds[side] and 6 not in kept_rounds[side]
+        assert len(kept_got[side]) == len(kept_rounds[side])
+    assert len(kept_rounds["cand"]) == 2 * (ROUNDS - 2) and len(kept_rounds["eager"]) == ROUNDS - 2
+
+
+def test_nothing_is_dropped_when_every_round_is_touched():
+    got, rounds = _batches()
+    assert touched.untouched(got, rounds, {r: ["x"] for r in range(ROUNDS)}) == (got, rounds)
+
+
+def test_the_reason_counts_the_rounds_and_quotes_the_readings():
+    text = touched.reason("benchmark shape {M=64}", {1: ["a", "b"], 4: ["c", "d"]}, 10, scored=True)
+    assert text.startswith("benchmark shape {M=64}: 2 of 10 timed rounds ran beside other work on the GPU")
+    assert "a; b; c (and 1 more readings)" in text
+    assert "not a clean measurement" in touched.reason("s", {0: ["a"]}, 1, scored=False)
+
+
+def test_the_cpu_checker_has_no_probe():
+    from evaluator.checker import Checker
+    from evaluator.tasks import get_task
+
+    assert Checker(get_task("softmax"), "cpu").probe() == 0.0
