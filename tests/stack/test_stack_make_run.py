@@ -133,7 +133,7 @@ def test_make_run_with_bubblewrap_verifies_the_readme_example_everywhere_a_user_
         # the judge's steps reach the CLI through the box, the worker and the API as they happen (the
         # CPU's quick rounds can fall between two polls: the compile and a correctness shape cannot)
         phases = {line.strip() for line in out.splitlines() if line.strip().startswith("Running: ")}
-        assert len(phases) >= 3 and any("correctness: shape" in p for p in phases), out
+        assert len(phases) >= 4 and any("correctness: shape" in p for p in phases), out
 
         page.wait_for_selector("#result[data-status='done']", timeout=120_000)
         assert page.inner_text("#verdict").strip().lower() == "verified", page.inner_text("#result")
