@@ -58,6 +58,9 @@ def empty(*, task: str, mode: str, device: str) -> dict:
         "mode": mode,
         "device": device,
         "gpu_name": None,
+        # GPU: how many devices the judge's process could see (1 in a worker's box: each box is
+        # given its own GPU's device file only); null on the CPU and in older reports
+        "gpus_visible": None,
         "timing_gate": "",
         "compile_cache": "",
         "versions": {},
@@ -265,6 +268,10 @@ def _context(obj, out: dict) -> None:
     """Where and how the evaluation ran: device name, timing and cache notes, versions, isolation,
     the device's ceilings."""
     out["gpu_name"] = _text(obj.get("gpu_name"), "gpu_name", 256, nullable=True)
+    visible = obj.get("gpus_visible")
+    if visible is not None and (isinstance(visible, bool) or not isinstance(visible, int) or not 0 <= visible <= 1024):
+        _fail("gpus_visible", "must be a small non-negative integer or null")
+    out["gpus_visible"] = visible
     out["timing_gate"] = _text(obj.get("timing_gate", ""), "timing_gate", 256)
     out["compile_cache"] = _text(obj.get("compile_cache", ""), "compile_cache", 256)
     out["versions"] = _flat(obj.get("versions", {}), "versions")

@@ -66,6 +66,7 @@ def prepare(ev) -> None:
     if ev.device == "cuda":
         torch.cuda.set_device(0)
         ev.report["gpu_name"] = torch.cuda.get_device_name(0)
+        ev.report["gpus_visible"] = torch.cuda.device_count()
     ev.quick = timing.quick() and ev.device == "cpu"
     if ev.device == "cuda":
         ev.small_shapes = list(ev.task.test_shapes)

@@ -90,3 +90,12 @@ def test_the_spread_of_timed_calls_is_optional_and_checked():
     r["shapes"][0]["candidate_p50_ms"] = 0.14  # not a known key
     with pytest.raises(ReportError, match="unknown keys"):
         validate(r)
+
+
+def test_the_count_of_visible_gpus_is_a_small_integer_or_null():
+    """A GPU report says how many devices the judge saw (a worker's box shows it one)."""
+    assert validate(broken(gpus_visible=1))["gpus_visible"] == 1
+    assert validate(good())["gpus_visible"] is None
+    for bad in (True, -1, 1.5, "1", 5000):
+        with pytest.raises(ReportError, match="gpus_visible"):
+            validate(broken(gpus_visible=bad))
