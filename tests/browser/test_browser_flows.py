@@ -82,7 +82,7 @@ def test_sign_up_upload_watch_it_finish_live_and_find_it_ranked(page, site, work
 
     seen = watch_status(page, timeout_s=600)
     submission.refresh_from_db()
-    assert seen[-1] == "done", (seen, submission.error, page.inner_text("#result"))
+    assert seen[-1] == "done", (seen, submission.error, submission.error_detail[-6000:], page.inner_text("#result"))
     assert page.evaluate("window.__sameDocument") is True and navigations == []
     assert len(polls) >= 1
     assert page.inner_text("#verdict") == "Verified", page.inner_text("#result")

@@ -26,7 +26,7 @@ def test_a_profile_run_is_read_on_its_result_page(page, site, worker, tmp_path):
 
     seen = watch_status(page, timeout_s=600)
     submission.refresh_from_db()
-    assert seen[-1] == "done", (seen, submission.error, page.inner_text("#result"))
+    assert seen[-1] == "done", (seen, submission.error, submission.error_detail[-6000:], page.inner_text("#result"))
     assert page.inner_text("#verdict") == "Verified (profile run)", page.inner_text("#result")
     assert page.inner_text("#verdict-title") == "Verified (profile run)"
     section = page.locator("#profile")
