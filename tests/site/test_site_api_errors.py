@@ -175,3 +175,11 @@ def test_over_http_an_unknown_path_and_a_body_too_large_are_the_shape(live_serve
     status, headers, body = call("/api/submissions", b'{"task": "softmax", "source": "' + b"x" * 3_000_000 + b'"}')
     assert (status, body["code"]) == (413, "too_large") and headers["Content-Type"] == "application/json"
     assert "bytes" in body["error"]
+
+
+def test_a_nul_in_a_query_is_no_500(client, task, key):
+    """PostgreSQL cannot compare a text with NUL in it; such a task name names no task."""
+    resp = client.get("/api/submissions?task=soft%00max", **auth(key))
+    assert resp.status_code == 200 and resp.json()["count"] == 0
+    shaped(client.get("/api/competitions/a%00b"), 404, "not_found")
+    shaped(client.get("/api/tasks/softmax/leaderboard?device=c%00pu"), 400, "unknown_device")
