@@ -8,11 +8,14 @@ What it does, against the PostgreSQL and Redis of $DATABASE_URL / $REDIS_URL:
 1. a database of its own (`<name>_bench` beside $DATABASE_URL's), migrated, the evaluator's
    tasks loaded, and --submissions rows bulk-created once (kept between runs; --reseed redoes it);
 2. the site under gunicorn on 127.0.0.1 (DEBUG off), as it would be deployed;
-3. the home page and the task pages, each for --duration seconds with --clients concurrent
-   keep-alive clients and no think time, measured with wrk (a Python thread client without it);
-4. an upload burst: --burst submissions POSTed to /api/submissions by 50 users (20 each, within
-   the per-user rate limit) from 50 threads; then every accepted one must be a queued row and a
-   message in its Redis queue (a queue of this run's own that no worker reads).
+3. the home page, the task pages and the API (lists and details as 20 users with their tokens,
+   the task list, a board), each for --duration seconds with --clients concurrent keep-alive
+   clients and no think time, idle and then while a new result arrives every 1/--churn seconds,
+   measured with wrk (a Python thread client without it); the bar is p99 <= 100 ms;
+4. an upload burst: --burst submissions POSTed to /api/submissions by 50 users (20 each) from 50
+   threads; the per-user limits refuse most (429, an answer); without loss is every 201 one queued
+   row with one message in its Redis queue (a queue of this run's own that no worker reads), and
+   no row for any 429.
 
 Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
 """
