@@ -137,6 +137,14 @@ class Submission(models.Model):
             models.Index(fields=["-created_at"], name="sub_flagged", condition=Q(verdict="flagged", hidden=False)),
             # max(finished_at) is part of the pages' cache fingerprint
             models.Index(fields=["finished_at"], name="sub_finished"),
+            # fair_order reads each queued row's user's latest start: one index probe per row
+            # instead of all that user's rows (a place in line cost 0.6 s with 100,000 rows)
+            models.Index(fields=["user", "-started_at"], name="sub_user_started",
+                         condition=Q(started_at__isnull=False)),
+            # the home page's and the API's best result per task: the first ranked row of the task
+            models.Index(fields=["task", "-speedup_vs_compile", "created_at"], name="sub_task_best",
+                         condition=Q(mode="ranked", status="done", verdict="verified", hidden=False,
+                                     speedup_vs_compile__isnull=False)),
         ]
 
     def __str__(self) -> str:
