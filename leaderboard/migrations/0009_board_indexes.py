@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0007_infrastructure_error_detail'),
+        ('leaderboard', '0008_idempotency_key'),
     ]
 
     operations = [
