@@ -85,6 +85,13 @@ def leaderboard_for_task(*, task: Task, device_type: str) -> list[Submission]:
     return entries
 
 
+def reports_attach(*, entries: list[Submission]) -> None:
+    """Give these board entries (which leave reports out) their reports, read in one query."""
+    reports = dict(Submission.objects.filter(pk__in=[e.pk for e in entries]).values_list("pk", "report"))
+    for entry in entries:
+        entry.report = reports.get(entry.pk)
+
+
 def submission_history_for_task(*, task: Task, device_type: str, limit: int = 2000) -> list[dict]:
     """Ranked results over time (for the speedup-over-time chart), oldest first, the latest `limit`."""
     rows = (

@@ -3,7 +3,7 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 
 from leaderboard import routing, selectors
-from leaderboard.models import Submission, Task
+from leaderboard.models import Task
 from leaderboard.web import charts
 from leaderboard.web.pagecache import anonymous_page, cached
 from leaderboard.web.present import (
@@ -35,10 +35,7 @@ def _board(task: Task, device_type: str) -> dict:
     board = selectors.leaderboard_for_task(task=task, device_type=device_type)
     entries = board[:LEADERBOARD_ROWS]
     # the board leaves reports out; the floor chart reads the top entries' per-shape times
-    top = entries[:charts.TOP_N]
-    reports = dict(Submission.objects.filter(pk__in=[e.pk for e in top]).values_list("pk", "report"))
-    for e in top:
-        e.report = reports.get(e.pk)
+    selectors.reports_attach(entries=entries[:charts.TOP_N])
     history = selectors.submission_history_for_task(task=task, device_type=device_type, limit=HISTORY_POINTS)
     floors = task.floors_for(device_type)
     code_open = selectors.code_open_reasons(submissions=entries)
