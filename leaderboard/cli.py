@@ -8,8 +8,10 @@
 
 Every command takes --url URL and --token KEY. The token comes from --token or
 $LEADERBOARD_TOKEN, the site from --url or $LEADERBOARD_URL (default http://127.0.0.1:8000).
-`show` and `wait` read a public submission without a token too. Talks HTTP with the standard
-library only; no Django setup (a profile is printed by the evaluator's face, standard library too).
+`show` and `wait` read a public submission without a token too. `submit` sends its upload under
+an Idempotency-Key of its own, and sends it again under the same key when the answer is lost, so
+that it never makes two submissions of one file. Talks HTTP with the standard library only; no
+Django setup (a profile is printed by the evaluator's face, standard library too).
 
 Exit status:
   submit  0 verified or flagged (or a passing test run), 1 rejected, 3 failed or timed out
@@ -28,6 +30,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
 
 from evaluator import status_word
 from leaderboard.cli_output import list_lines, print_result
@@ -35,19 +38,28 @@ from leaderboard.cli_output import list_lines, print_result
 EXIT_VERIFIED, EXIT_REJECTED, EXIT_ERROR, EXIT_FAILED, EXIT_FLAGGED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 NEED_TOKEN = "an API token is needed: --token KEY or $LEADERBOARD_TOKEN (create one on your profile page)"
 PAGE_MAX = 100  # the API's largest page (views.PAGE_SIZE_MAX)
+# an upload whose answer is lost is sent again, this many times in all, under one Idempotency-Key
+UPLOAD_ATTEMPTS = 3
+# a proxy's answers while the site behind it restarts: the upload may or may not have been stored
+RETRY_STATUSES = {502, 503, 504}
+# the connection dropped or timed out once the request was on its way: the site may have stored it
+LOST_ANSWER = (ConnectionResetError, ConnectionAbortedError, BrokenPipeError, TimeoutError,
+               http.client.HTTPException)
 
 
 class ApiError(Exception):
-    def __init__(self, message: str, status: int | None = None):
+    def __init__(self, message: str, status: int | None = None, *, lost: bool = False):
         super().__init__(message)
         self.status = status
+        self.lost = lost  # no answer came, or a proxy's 502/503/504: sending it again may help
 
 
-def _call(method: str, url: str, token: str, body: dict | None = None, *, raw: bool = False):
+def _call(method: str, url: str, token: str, body: dict | None = None, *, raw: bool = False,
+          headers: dict | None = None):
     """The JSON answer (or with raw=True the body's bytes) of one API call; ApiError otherwise,
     with the HTTP status where there was an answer."""
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method)
+    req = urllib.request.Request(url, data=data, method=method, headers=headers or {})
     if token:
         req.add_header("Authorization", f"Token {token}")
     req.add_header("Accept", "application/json")
@@ -59,13 +71,15 @@ def _call(method: str, url: str, token: str, body: dict | None = None, *, raw: b
     except urllib.error.HTTPError as exc:
         try:
             message = json.loads(exc.read()).get("error") or exc.reason
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, OSError, http.client.HTTPException):
             message = exc.reason
-        raise ApiError(f"HTTP {exc.code}: {message}", exc.code) from None
+        raise ApiError(f"HTTP {exc.code}: {message}", exc.code, lost=exc.code in RETRY_STATUSES) from None
     except urllib.error.URLError as exc:
-        raise ApiError(f"cannot reach {url}: {exc.reason} (is the site running? --url or $LEADERBOARD_URL)") from None
+        raise ApiError(f"cannot reach {url}: {exc.reason} (is the site running? --url or $LEADERBOARD_URL)",
+                       lost=isinstance(exc.reason, LOST_ANSWER)) from None
     except (OSError, http.client.HTTPException) as exc:
-        raise ApiError(f"cannot reach {url}: {exc or type(exc).__name__}") from None
+        raise ApiError(f"cannot reach {url}: {exc or type(exc).__name__}",
+                       lost=isinstance(exc, LOST_ANSWER)) from None
     if raw:
         return body
     try:
@@ -111,6 +125,22 @@ def _follow(sub: dict, url: str, token: str, args, out, err) -> dict | None:
     return sub
 
 
+def _upload(url: str, token: str, body: dict, err) -> dict:
+    """POST one upload, and again when its answer is lost (UPLOAD_ATTEMPTS in all), always under
+    the one Idempotency-Key of this invocation: the site answers a repeat with the submission the
+    first request made, so a retry never makes a second one."""
+    headers = {"Idempotency-Key": str(uuid.uuid4())}
+    for attempt in range(1, UPLOAD_ATTEMPTS):
+        try:
+            return _call("POST", url, token, body, headers=headers)
+        except ApiError as exc:
+            if not exc.lost:
+                raise
+            err.write(f"no answer to the upload ({exc}); sending it again under the same Idempotency-Key\n")
+            time.sleep(attempt)
+    return _call("POST", url, token, body, headers=headers)
+
+
 def submit(args, out=sys.stdout, err=sys.stderr) -> int:
     token = _token(args)
     if not token:
@@ -127,9 +157,9 @@ def submit(args, out=sys.stdout, err=sys.stderr) -> int:
         err.write(f"{args.file} is not UTF-8 text\n")
         return EXIT_ERROR
     try:
-        sub = _call("POST", f"{_base(args)}/api/submissions", token,
-                    {"task": args.task, "mode": args.mode, "source": source,
-                     "filename": os.path.basename(args.file)})
+        sub = _upload(f"{_base(args)}/api/submissions", token,
+                      {"task": args.task, "mode": args.mode, "source": source,
+                       "filename": os.path.basename(args.file)}, err)
         out.write(f"submitted #{sub['id']} ({status_word(sub['status'])})\n")
         if args.no_wait:
             return EXIT_VERIFIED

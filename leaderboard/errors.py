@@ -1,27 +1,22 @@
-"""Error answers in the form their reader expects: JSON `{"error": "..."}` for every /api/ address
-(programs read it), the site's own page for a 405 elsewhere (Django's views send it empty), and
-the CSRF failure in either form."""
+"""Error answers in the form their reader expects: under /api/ the API's one error shape
+(leaderboard/api/errors.py), for every answer, whichever layer made it; elsewhere the site's own
+page for a 405 (Django's views send it empty), and the CSRF failure in either form."""
 
-from django.http import HttpResponseNotAllowed, JsonResponse
+from django.http import HttpResponseNotAllowed
+
+from leaderboard.api.errors import error_response, from_response
 
 API_PREFIX = "/api/"
 
-# what a program is told when the answer is not the API's own JSON (Django's 404, 405, 500 and
-# refusals that happen before any API view runs)
-API_WORDS = {
-    400: "Bad request: the body could not be read.",
-    403: "Forbidden.",
-    404: "Not found.",
-    405: "Method not allowed.",
-    413: "The request body is too large.",
-    500: "Server error: it is logged for the admins; try again in a minute.",
-}
 
 def _is_json(response) -> bool:
     return response.get("Content-Type", "").startswith("application/json")
 
+
 class ApiErrorsMiddleware:
-    """Outermost: it sees the answers of every other middleware and of Django's handlers too."""
+    """Outermost: it sees the answers of every other middleware and of Django's handlers too.
+    The API's own errors are already in the shape; what Django or a middleware answered (an
+    unknown path, a 405, TRACE, a 500) is put into it here."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -30,23 +25,16 @@ class ApiErrorsMiddleware:
         response = self.get_response(request)
         if not request.path.startswith(API_PREFIX) or response.status_code < 400 or _is_json(response):
             return response
-        status = response.status_code
-        words = API_WORDS.get(status, response.reason_phrase + ".")
-        if status == 405 and response.has_header("Allow"):
-            words = f"Method not allowed: use {response['Allow']}."
-        answer = JsonResponse({"error": words}, status=status)
-        for header in ("Allow", "Retry-After"):
-            if response.has_header(header):
-                answer[header] = response[header]
-        return answer
+        return from_response(response)
+
 
 def csrf_failure(request, reason=""):
-    """settings.CSRF_FAILURE_VIEW. The API's routes are exempt (leaderboard/api/urls.py); one
-    that is not still answers its program in JSON, naming what the API takes instead of a
-    session. Elsewhere the site's 403 page."""
+    """settings.CSRF_FAILURE_VIEW. The API's operations are exempt (leaderboard/api/urls.py); one
+    that is not still answers its program in the API's shape, naming what the API takes instead of
+    a session. Elsewhere the site's 403 page."""
     if request.path.startswith(API_PREFIX):
-        return JsonResponse({"error": f"CSRF check failed ({reason}). The API takes no browser session: "
-                                      "send 'Authorization: Token <key>'."}, status=403)
+        return error_response(403, f"CSRF check failed ({reason}). The API takes no browser session: "
+                                   "send 'Authorization: Token <key>'.", "csrf_failed")
     from leaderboard.web.views.errors import csrf_failure as page
 
     return page(request, reason)

@@ -1,5 +1,8 @@
 """What every request meets: TRACE refused, and the response headers every page gets.
 
+TRACE under /api/ goes on to the API, which answers every method an address does not take with
+its own 405 naming the ones it does (leaderboard/api/errors.py).
+
 The Content-Security-Policy comes from settings.CONTENT_SECURITY_POLICY (empty: none sent). Django
 5.2 has no CSP support of its own (6.0 adds it): one header does not justify another dependency.
 """
@@ -15,7 +18,7 @@ class RefuseTraceMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        if request.method in REFUSED_METHODS:
+        if request.method in REFUSED_METHODS and not request.path.startswith("/api/"):
             return HttpResponseNotAllowed(["GET", "HEAD", "POST", "OPTIONS"])
         return self.get_response(request)
 

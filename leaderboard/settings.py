@@ -53,6 +53,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_ratelimit",
+    # the API (leaderboard/api/); listed so that its docs page and static files come from here
+    "ninja",
     "leaderboard",
 ]
 

@@ -1,17 +1,19 @@
-"""Token authentication for the JSON API: `Authorization: Token <key>`."""
-from functools import wraps
+"""Token authentication for the JSON API: `Authorization: Token <key>`.
+
+`TOKEN` is for the operations that need a caller, `TOKEN_OPTIONAL` for those that show a visitor
+what is public: without the header the request goes on as an anonymous visitor. A bad token is a
+401 either way, and a browser session counts for nothing: the API knows its callers by their
+tokens only. Both set request.user, which the views read."""
+from __future__ import annotations
 
 from django.contrib.auth.models import AnonymousUser
-from django.http import JsonResponse
+from ninja.security import APIKeyHeader
 
 from leaderboard import services
+from leaderboard.api.errors import Refusal
 
-
-def error(status: int, message: str, **extra) -> JsonResponse:
-    response = JsonResponse({"error": message, **extra}, status=status)
-    if status == 401:
-        response["WWW-Authenticate"] = 'Token realm="api"'
-    return response
+AUTH_REQUIRED = ("Authentication required: send the header 'Authorization: Token <key>' "
+                 "(create a token on your profile page).")
 
 
 def token_user(request):
@@ -28,31 +30,32 @@ def token_user(request):
     return user
 
 
-AUTH_REQUIRED = ("Authentication required: send the header 'Authorization: Token <key>' "
-                 "(create a token on your profile page).")
+class TokenAuth(APIKeyHeader):
+    """What the schema calls the scheme: an API key in the Authorization header, `Token <key>`."""
 
+    param_name = "Authorization"
+    openapi_description = ("`Token <key>`: create a key on your profile page or with "
+                           "`python manage.py create_api_token USERNAME`.")
 
-def token_required(view):
-    return _with_token(view, required=True)
+    def __init__(self, *, required: bool):
+        self.required = required
+        super().__init__()
 
-
-def token_optional(view):
-    """Like token_required, except that a request without the header goes on as an anonymous
-    visitor (the view then shows only what is public). A bad token is still a 401, and a browser
-    session counts for nothing: the API knows its callers by their tokens only."""
-    return _with_token(view, required=False)
-
-
-def _with_token(view, *, required: bool):
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
+    def __call__(self, request):
         try:
             user = token_user(request)
         except ValueError as exc:
-            return error(401, str(exc))
-        if user is None and required:
-            return error(401, AUTH_REQUIRED)
+            raise Refusal(401, str(exc), "bad_token") from None
+        if user is None and self.required:
+            raise Refusal(401, AUTH_REQUIRED, "unauthenticated")
         request.user = user or AnonymousUser()
-        return view(request, *args, **kwargs)
+        return request.user
 
-    return wrapper
+    def authenticate(self, request, key):  # the header is read in __call__
+        raise NotImplementedError
+
+
+TOKEN = TokenAuth(required=True)
+TOKEN_OPTIONAL = TokenAuth(required=False)
+# in the schema: the token, or nothing at all
+OPTIONAL_SECURITY = {"security": [{}]}

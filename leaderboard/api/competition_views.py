@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 
-from django.http import JsonResponse
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET
+from ninja import Router
 
 from leaderboard import competition_reads as reads
 from leaderboard import competitions, selectors
-from leaderboard.api.auth import error
+from leaderboard.api.errors import Refusal, documented
+from leaderboard.api.schemas import CompetitionDetail, CompetitionList
 from leaderboard.api.views import iso_utc
 from leaderboard.export import NotReady
 from leaderboard.models import Competition, Submission
@@ -30,16 +30,18 @@ SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 # upcoming, open or closed; `final` tells a closed one's frozen standings from settling ones
 STATES = {reads.UPCOMING: "upcoming", reads.OPEN: "open", reads.SETTLING: "closed", reads.FROZEN: "closed"}
 
+router = Router(tags=["competitions"])
 
-def _competition(slug: str):
-    """(the competition, None), or (None, the JSON 404 that says why there is none)."""
+
+def _competition(slug: str) -> Competition:
+    """The competition, or a 404 that says why there is none."""
     if not SLUG.fullmatch(slug):
-        return None, error(404, f"{slug[:80]!r} is not a competition's name: names are 1 to 64 letters, "
-                                "digits, hyphens and underscores (GET /api/competitions lists them).")
+        raise Refusal(404, f"{slug[:80]!r} is not a competition's name: names are 1 to 64 letters, "
+                           "digits, hyphens and underscores (GET /api/competitions lists them).")
     found = Competition.objects.filter(slug=slug).first()
     if found is None:
-        return None, error(404, f"No competition named {slug!r} (GET /api/competitions lists them).")
-    return found, None
+        raise Refusal(404, f"No competition named {slug!r} (GET /api/competitions lists them).")
+    return found
 
 
 def _summary(request, competition: Competition, state: str) -> dict:
@@ -48,7 +50,7 @@ def _summary(request, competition: Competition, state: str) -> dict:
     return {
         "slug": competition.slug,
         "title": competition.title,
-        "url": url(reverse("api-competition", args=[competition.slug])),
+        "url": url(reverse("api:competition", args=[competition.slug])),
         "page": url(competition.get_absolute_url()),
         "tasks": sorted(t.name for t in competition.tasks.all()),
         "devices": list(competition.device_types),
@@ -57,15 +59,17 @@ def _summary(request, competition: Competition, state: str) -> dict:
         "state": STATES[state],
         "final": final,
         "frozen_at": iso_utc(competition.frozen_at),
-        "export": url(reverse("api-competition-export", args=[competition.slug])) if final else None,
+        "export": url(reverse("api:competition-export", args=[competition.slug])) if final else None,
     }
 
 
-@require_GET
+@router.get("/competitions", summary="Competitions", url_name="competitions",
+            response={200: CompetitionList, **documented()})
 def competition_list(request):
-    """Open ones first (closing soonest first), then upcoming, then the closed, newest first."""
+    """Every competition: open ones first (closing soonest first), then upcoming, then the
+    closed, newest first. No pages: there are few."""
     items = reads.competition_list()
-    return JsonResponse({"competitions": [_summary(request, c, c.state) for c in items]})
+    return {"competitions": [_summary(request, c, c.state) for c in items]}
 
 
 def _code_open(submission_ids: list[int]) -> dict[int, bool]:
@@ -75,7 +79,7 @@ def _code_open(submission_ids: list[int]) -> dict[int, bool]:
 
 
 def _links(request, submission_id: int) -> dict:
-    return {"url": request.build_absolute_uri(reverse("api-submission", args=[submission_id])),
+    return {"url": request.build_absolute_uri(reverse("api:submission", args=[submission_id])),
             "page": request.build_absolute_uri(reverse("submission_detail", args=[submission_id]))}
 
 
@@ -105,13 +109,15 @@ def _late(request, sub: Submission, code_open: dict[int, bool]) -> dict:
             "uploaded_at": iso_utc(sub.created_at), "code_open": code_open.get(sub.pk, False)}
 
 
-@require_GET
+# {slug} takes any text (Django's str converter), not only a slug: a malformed name gets the 404
+# that says why it is no competition's name
+@router.get("/competitions/{slug}", summary="A competition and its standings", url_name="competition",
+            exclude_unset=True, response={200: CompetitionDetail, **documented(404)})
 def competition_detail(request, slug: str):
     """The list's fields, the text, the standings per task and device type, what the freeze
-    waits for while it waits, and the uploads after the deadline (never in the standings)."""
-    competition, refused = _competition(slug)
-    if refused:
-        return refused
+    waits for while it waits, and the uploads after the deadline (never in the standings).
+    Freezes a due competition first, as its page does."""
+    competition = _competition(slug)
     now = timezone.now()
     competitions.competition_freeze_if_due(competition=competition, now=now)
     state = reads.competition_state(competition=competition, now=now)
@@ -132,17 +138,24 @@ def competition_detail(request, slug: str):
         for b in boards
     ]
     data["after_deadline"] = [_late(request, s, code_open) for s in late]
-    return JsonResponse(data)
+    return data
 
 
-@require_GET
+EXPORT_DOC = {"responses": {
+    200: {"content": {"application/x-ndjson": {"schema": {"type": "string"}}}},
+    404: {"description": "No such competition, or its standings are not final yet: then the error has "
+                           "`state` and `final` (false)."},
+}}
+
+
+@router.get("/competitions/{slug}/export.jsonl", summary="Its final standings as JSON Lines",
+            url_name="competition-export", openapi_extra=EXPORT_DOC,
+            response={200: None, **documented(404)})
 def competition_export(request, slug: str):
-    """The page's download, the same bytes, once the standings are frozen; a JSON 404 before."""
-    competition, refused = _competition(slug)
-    if refused:
-        return refused
+    """The page's download, the same bytes (JSON Lines), once the standings are frozen."""
+    competition = _competition(slug)
     try:
         return export_download(competition)
     except NotReady as exc:
         state = reads.competition_state(competition=competition)
-        return error(404, str(exc), state=STATES[state], final=False)
+        raise Refusal(404, str(exc), "not_final", state=STATES[state], final=False) from None

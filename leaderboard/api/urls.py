@@ -1,29 +1,45 @@
-from django.urls import path
+"""The API under /api/, as one django-ninja app: its operations (views.py, competition_views.py),
+its schema at /api/openapi.json and the page to read and try it at /api/docs (Swagger UI, from
+ninja's own static files: no CDN). URL names live in the namespace "api" ("api:submission").
+
+No CSRF check: ninja exempts every operation, since the API knows its callers by the
+Authorization header alone and a cross-site form cannot send one; a method an address does not
+take meets its 405 (with Allow), not a CSRF refusal."""
 from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET
+from ninja import NinjaAPI
 
-from leaderboard.api import competition_views, views
+from leaderboard.api import competition_views, errors, views
+
+DESCRIPTION = """\
+The leaderboard's API for scripts and agents: submit a kernel, follow it to its verdict, read the
+boards and the competitions.
+
+**Authentication**: `Authorization: Token <key>` (create a key on your profile page). Operations
+marked with the lock need it; the others answer without one with what is public.
+
+**Errors**: every answer that is not a success is one JSON shape, `ApiError`:
+`{"error": "<words for a person>", "code": "<machine code>", ...}`, with `Allow` on a 405 and
+`Retry-After` (seconds) on a 429. An address that is not in this schema answers 404 in that shape.
+
+**Idempotent uploads**: send `Idempotency-Key: <a new UUID>` with `POST /api/submissions`; a retry
+with the same key and the same upload within 24 hours answers 200 with the first submission and
+creates nothing.
+"""
 
 
-def api_path(route, view, name):
-    """A route of the API, exempt from Django's CSRF check: the API knows its callers by the
-    Authorization header alone, never by a browser's cookies, so a forged cross-site request has
-    nothing to ride on; and a method the view does not take meets its JSON 405 (with Allow), not
-    a CSRF refusal made before the view can say so."""
-    return path(route, csrf_exempt(view), name=name)
+def get_only(view):
+    """The schema and the docs page: GET only, and like the operations a 405 for anything else,
+    never a CSRF refusal."""
+    return csrf_exempt(require_GET(view))
 
 
-urlpatterns = [
-    api_path("submissions", views.submissions, name="api-submissions"),
-    api_path("submissions/<int:submission_id>", views.submission_detail, name="api-submission"),
-    api_path("submissions/<int:submission_id>/source", views.submission_source, name="api-submission-source"),
-    api_path("submissions/<int:submission_id>/report", views.submission_report, name="api-submission-report"),
-    api_path("submissions/<int:submission_id>/profile.ncu-rep", views.submission_profile_file,
-             name="api-submission-profile-file"),
-    api_path("tasks", views.task_list, name="api-tasks"),
-    api_path("tasks/<slug:name>/leaderboard", views.leaderboard, name="api-leaderboard"),
-    api_path("competitions", competition_views.competition_list, name="api-competitions"),
-    # <str:> rather than <slug:>: a malformed name gets the API's JSON 404, not the site's page
-    api_path("competitions/<str:slug>", competition_views.competition_detail, name="api-competition"),
-    api_path("competitions/<str:slug>/export.jsonl", competition_views.competition_export,
-             name="api-competition-export"),
-]
+api = NinjaAPI(title="Kernel leaderboard API", version="1", description=DESCRIPTION, urls_namespace="api",
+               docs_decorator=get_only)
+errors.install(api)
+api.add_router("", views.router)
+api.add_router("", views.tasks)
+api.add_router("", competition_views.router)
+
+app_name = "api"
+urlpatterns = api.urls[0]

@@ -1,23 +1,31 @@
 """The JSON API for scripts and agents: submit, status and result, leaderboards (the competitions'
-part is leaderboard/api/competition_views.py).
+part is leaderboard/api/competition_views.py), as django-ninja operations on `router`.
 
-Errors are JSON objects {"error": "..."} with a fitting status code. Uploads go through the same
-service as the browser form, so validation and the per-user rate limit are the same.
+Errors are raised as errors.Refusal and answered in the API's one error shape. Uploads go through
+the same service as the browser form, so validation and the per-user rate limit are the same.
 """
 import json
+import re
 from datetime import timezone as dt_timezone
+from typing import Annotated, Optional
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, ValidationError
 from django.http.multipartparser import MultiPartParserError
-from django.http import JsonResponse
 from django.urls import reverse
-from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_http_methods
+from ninja import Header, Query, Router, Status
+from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
+from pydantic import ValidationError as SchemaError
+from pydantic_core import PydanticCustomError
 
 from leaderboard import profiling, queue_reads, routing, selectors, services
-from leaderboard.api.auth import AUTH_REQUIRED, error, token_optional, token_required
+from leaderboard.api.auth import AUTH_REQUIRED, OPTIONAL_SECURITY, TOKEN, TOKEN_OPTIONAL
+from leaderboard.api.errors import Refusal, documented
+from leaderboard.api.schemas import (Leaderboard, SourceOut, SubmissionForm, SubmissionIn, SubmissionOut,
+                                     SubmissionPage, TaskList)
 from leaderboard.models import Submission, Task
+
+router = Router(tags=["submissions"])
 
 
 def iso_utc(dt) -> str | None:
@@ -29,7 +37,7 @@ def submission_json(request, sub: Submission, summary: bool = False) -> dict:
     """A submission as the API shows it; `summary` leaves out the bulky parts (lists)."""
     data = {
         "id": sub.pk,
-        "url": request.build_absolute_uri(reverse("api-submission", args=[sub.pk])),
+        "url": request.build_absolute_uri(reverse("api:submission", args=[sub.pk])),
         "task": sub.task.name,
         "mode": sub.mode,
         "device_type": sub.device_type,
@@ -47,7 +55,7 @@ def submission_json(request, sub: Submission, summary: bool = False) -> dict:
         live = queue_reads.live(submission=sub)
         data.update({key: live[key] for key in ("phase", "queue_position", "elapsed_s", "typical_s")})
     if sub.status == Submission.Status.DONE:  # a stored result; the status, not the deferred report
-        data["report"] = request.build_absolute_uri(reverse("api-submission-report", args=[sub.pk]))
+        data["report"] = request.build_absolute_uri(reverse("api:submission-report", args=[sub.pk]))
     if sub.is_finished and summary:
         data.update({"verdict": sub.verdict, "speedup_vs_compile": sub.speedup_vs_compile,
                      "speedup_vs_eager": sub.speedup_vs_eager, "ranked": sub.is_ranked, "hidden": sub.hidden})
@@ -71,99 +79,155 @@ def submission_json(request, sub: Submission, summary: bool = False) -> dict:
         if sub.mode == Submission.Mode.PROFILE:
             data["profile"] = (sub.report or {}).get("profile")
             if profiling.profile_file_size(submission=sub):
-                data["profile_file"] = request.build_absolute_uri(reverse("api-submission-profile-file",
+                data["profile_file"] = request.build_absolute_uri(reverse("api:submission-profile-file",
                                                                           args=[sub.pk]))
     return data
 
 
-MAX_JSON_BODY = settings.SUBMISSION_MAX_BYTES * 2 + 4096  # the source, escaped, and the fields
+# --- the upload ---------------------------------------------------------------------------------
+
+MAX_BODY = settings.SUBMISSION_MAX_BYTES * 2 + 4096  # the source, escaped, and the fields
+TOO_LARGE = f"The request body is too large: at most {MAX_BODY:,} bytes."
 
 
-def _upload_fields(request) -> tuple[dict, bytes | str | None, str]:
-    """(fields, source, filename) from a JSON body or a multipart form with a `file`. A body that
-    cannot be read raises ValidationError with the reason (the caller answers 400)."""
+def _read_body(request) -> tuple[dict, bytes | str | None]:
+    """(the fields, the source) of a JSON body or a multipart form (the kernel as `file`, or as
+    the `source` field). A body that cannot be read is a 400 with the reason; one over MAX_BODY
+    a 413, refused from its Content-Length before it is read."""
+    length = request.META.get("CONTENT_LENGTH") or ""
+    if length.isdigit() and int(length) > MAX_BODY:
+        raise Refusal(413, TOO_LARGE)
     try:
-        return _read_upload_fields(request)
+        if request.content_type == "application/json":
+            if len(request.body) > MAX_BODY:
+                raise Refusal(413, TOO_LARGE)
+            try:
+                body = json.loads(request.body or b"{}")
+            except (ValueError, UnicodeDecodeError):
+                raise Refusal(400, "The body is not valid JSON.", "invalid_body") from None
+            if not isinstance(body, dict):
+                raise Refusal(400, "The body must be a JSON object.", "invalid_body")
+            return body, body.get("source")
+        upload = request.FILES.get("file")
+        fields = {name: request.POST[name] for name in ("task", "mode", "filename") if name in request.POST}
+        if upload is not None:
+            if upload.size > settings.SUBMISSION_MAX_BYTES:
+                raise Refusal(400, f"The file is {upload.size} bytes; the limit is {settings.SUBMISSION_MAX_BYTES} "
+                                   "bytes (256 KiB).", "too_big")
+            fields["filename"] = upload.name
+            return fields, upload.read()
+        return fields, request.POST.get("source")
     except RecursionError:
-        raise ValidationError("The JSON body is nested too deeply.") from None
+        raise Refusal(400, "The JSON body is nested too deeply.", "invalid_body") from None
     except RequestDataTooBig:
-        raise ValidationError(f"The request body is too large: at most {MAX_JSON_BODY:,} bytes.") from None
+        raise Refusal(413, TOO_LARGE) from None
     except (MultiPartParserError, SuspiciousOperation, UnicodeError) as exc:
-        raise ValidationError(f"The request body could not be read: {exc}") from None
+        raise Refusal(400, f"The request body could not be read: {exc}", "invalid_body") from None
 
 
-def _read_upload_fields(request) -> tuple[dict, bytes | str | None, str]:
-    if request.content_type == "application/json":
-        length = request.META.get("CONTENT_LENGTH") or ""
-        if (length.isdigit() and int(length) > MAX_JSON_BODY) or len(request.body) > MAX_JSON_BODY:
-            raise RequestDataTooBig()
-        try:
-            body = json.loads(request.body or b"{}")
-        except (ValueError, UnicodeDecodeError):
-            raise ValidationError("The body is not valid JSON.") from None
-        if not isinstance(body, dict):
-            raise ValidationError("The body must be a JSON object.")
-        source = body.get("source")
-        if source is not None and not isinstance(source, str):
-            raise ValidationError("'source' must be a string.")
-        return body, source, str(body.get("filename") or "submission.py")
-    upload = request.FILES.get("file")
-    if upload is not None:
-        if upload.size > settings.SUBMISSION_MAX_BYTES:
-            raise ValidationError(f"The file is {upload.size} bytes; the limit is "
-                                  f"{settings.SUBMISSION_MAX_BYTES} bytes (256 KiB).")
-        return request.POST, upload.read(), upload.name
-    return request.POST, request.POST.get("source"), request.POST.get("filename") or "submission.py"
+# the refusal of a field, in the words the API has always used: the first that applies
+FIELD_WORDS = [
+    ("source", "string_type", "'source' must be a string."),
+    ("task", None, "'task' is required (a task name, see GET /api/tasks)."),
+    ("source", "missing", "Send the kernel as 'source' (JSON or form field) or as a 'file' upload."),
+    ("mode", None, "'mode' must be a string: ranked, test or profile."),
+    ("filename", None, "'filename' must be a string ending in .py."),
+]
 
 
-@csrf_exempt
-@require_http_methods(["GET", "POST"])
-@token_required
-def submissions(request):
-    if request.method == "GET":
-        return submission_list(request)
+def _upload_fields(request) -> dict:
+    """The upload as services.submission_create takes it (task, mode, filename, source), its
+    fields checked against schemas.SubmissionIn; whether they make a submission is the service's."""
+    fields, source = _read_body(request)
+    # an empty or null mode or filename means the default, as on the form
+    data = {k: fields[k] for k in ("task", "mode", "filename") if fields.get(k) not in (None, "")}
+    if source is not None:  # a file's bytes are the service's to check (size, UTF-8)
+        data["source"] = "" if isinstance(source, bytes) else source
     try:
-        fields, source, filename = _upload_fields(request)
-    except ValidationError as exc:
-        return error(400, " ".join(exc.messages))
-    task = fields.get("task")
-    if not task or not isinstance(task, str):
-        return error(400, "'task' is required (a task name, see GET /api/tasks).")
-    if source is None:
-        return error(400, "Send the kernel as 'source' (JSON or form field) or as a 'file' upload.")
-    mode = fields.get("mode") or "ranked"
+        upload = SubmissionIn.model_validate(data)
+    except SchemaError as exc:
+        failed = {(str(e["loc"][0]), e["type"]) for e in exc.errors() if e["loc"]}
+        words = next((w for f, kind, w in FIELD_WORDS if any(f == name and kind in (None, t) for name, t in failed)),
+                     "The upload's fields are not valid.")
+        raise Refusal(400, words, "invalid_body") from None
+    return {"task": upload.task, "mode": upload.mode, "filename": upload.filename,
+            "source": source if isinstance(source, bytes) else upload.source}
+
+
+def _idempotency_key(value):
+    if value is None:
+        return None
+    if not isinstance(value, str) or not re.fullmatch(r"[\x20-\x7e]{1,255}", value) or not value.strip():
+        raise PydanticCustomError("lb_invalid", "{message}", {
+            "message": "The Idempotency-Key header must be 1 to 255 printable ASCII characters (a UUID will do)."})
+    return value
+
+
+IdempotencyKey = Annotated[Optional[str], BeforeValidator(_idempotency_key), WithJsonSchema({
+    "type": "string", "minLength": 1, "maxLength": 255,
+    "description": "A new key (a UUID) per upload; a retry of the upload sends the same key."})]
+
+UPLOAD_DOC = {
+    "requestBody": {"required": True, "content": {
+        "application/json": {"schema": SubmissionIn.model_json_schema()},
+        "multipart/form-data": {"schema": SubmissionForm.model_json_schema()},
+    }},
+    "responses": {
+        200: {"description": "The submission made earlier under the same Idempotency-Key; nothing new "
+                             "was created."},
+        201: {"description": "Created and queued."},
+        422: {"description": "The Idempotency-Key was sent with another upload in the last 24 hours."},
+        429: {"headers": {"Retry-After": {"description": "Seconds until the limit's window ends.",
+                                          "schema": {"type": "integer"}}}},
+    },
+}
+
+
+@router.post("/submissions", summary="Upload a kernel", auth=TOKEN, url_name="submissions", exclude_unset=True,
+             openapi_extra=UPLOAD_DOC,
+             response={201: SubmissionOut, 200: SubmissionOut, **documented(400, 401, 403, 404, 413, 422, 429)})
+def submission_create(request, idempotency_key: IdempotencyKey = Header(None, alias="Idempotency-Key")):
+    """Upload a kernel: JSON or a multipart form. With an `Idempotency-Key` header (any unique
+    string, such as a UUID), a repeat of the same upload with the same key within 24 hours answers
+    200 with the first submission and creates nothing; the same key with another upload is a 422."""
+    upload = _upload_fields(request)
     try:
-        sub = services.submission_create(user=request.user, task=task, source=source, filename=filename,
-                                         mode=mode if isinstance(mode, str) else "")
+        if idempotency_key:
+            sub, created = services.submission_create_once(user=request.user, key=idempotency_key, **upload)
+        else:
+            sub, created = services.submission_create(user=request.user, **upload), True
     except services.RateLimited as exc:
-        response = error(429, " ".join(exc.messages))
-        response["Retry-After"] = str((exc.params or {}).get("retry_after_s", 3600))
-        return response
+        retry = str((exc.params or {}).get("retry_after_s", 3600))
+        raise Refusal(429, " ".join(exc.messages), exc.code or "rate_limited", headers={"Retry-After": retry}) from None
+    except services.KeyReused as exc:
+        raise Refusal(422, " ".join(exc.messages), exc.code, submission=exc.params["submission"]) from None
     except services.NotAllowed as exc:
-        return error(403, " ".join(exc.messages))
+        raise Refusal(403, " ".join(exc.messages), exc.code) from None
     except ValidationError as exc:
-        status = 404 if getattr(exc, "code", None) == "unknown_task" else 400
-        return error(status, " ".join(exc.messages))
-    return JsonResponse(submission_json(request, sub), status=201)
+        code = getattr(exc, "code", None) or exc.error_list[0].code
+        raise Refusal(404 if code == "unknown_task" else 400, " ".join(exc.messages), code) from None
+    return Status(201 if created else 200, submission_json(request, sub))
 
 
-def _not_found(submission_id: int):
+# --- reading submissions ----------------------------------------------------------------------------
+
+def _not_found(submission_id: int) -> Refusal:
     """The answer for an id the caller may not read, whether or not it exists: the web's 404, so
     that nobody learns that someone else's private submission is there."""
-    return error(404, f"No submission #{submission_id} that you can read.")
+    return Refusal(404, f"No submission #{submission_id} that you can read.")
 
 
-def _owned(request, submission_id: int):
-    """(the submission, None) when the caller is its owner or staff. Else (None, the error): 404
-    for no such id and for someone else's private one; 403 for someone else's public one (its
-    page shows that it exists), whose stored report stays its owner's and staff's."""
+def _owned(request, submission_id: int) -> Submission:
+    """The submission when the caller is its owner or staff. Else a 404 for no such id and for
+    someone else's private one; a 403 for someone else's public one (its page shows that it
+    exists), whose stored report stays its owner's and staff's."""
     sub = Submission.objects.select_related("task", "user").filter(pk=submission_id).first()
     if sub is not None and sub.can_view(request.user):
-        return sub, None
+        return sub
     if sub is not None and selectors.submission_is_public(submission=sub):
-        return None, error(403, f"Submission #{submission_id} is public, but its stored report is "
-                                "its owner's and staff's.")
-    return None, _not_found(submission_id)
+        raise Refusal(403, f"Submission #{submission_id} is public, but its stored report is its owner's and "
+                           "staff's.", "owner_only")
+    raise _not_found(submission_id)
 
 
 # What anyone else reads of a public submission (a ranked entry, or one whose code is open): what
@@ -176,82 +240,171 @@ PUBLIC_FIELDS = ("id", "url", "task", "mode", "device_type", "filename", "status
                  "versions", "shapes", "tests", "error")
 
 
-def _readable(request, submission_id: int):
-    """(the submission, whether the caller is its owner or staff, None) when the caller may read
-    it: their own, or a public one (the rule of its page, selectors.submission_is_public). Else
-    (None, False, the error): 401 without a token, else 404, for no such id and for someone else's
-    private one alike (_not_found)."""
+def _readable(request, submission_id: int) -> tuple[Submission, bool]:
+    """(the submission, whether the caller is its owner or staff) when the caller may read it:
+    their own, or a public one (the rule of its page, selectors.submission_is_public). Else 401
+    without a token, else 404, for no such id and for someone else's private one alike."""
     sub = Submission.objects.select_related("task", "user").filter(pk=submission_id).first()
     own = sub is not None and sub.can_view(request.user)
     if sub is not None and (own or selectors.submission_is_public(submission=sub)):
-        return sub, own, None
+        return sub, own
     if not request.user.is_authenticated:
-        return None, False, error(401, AUTH_REQUIRED)
-    return None, False, _not_found(submission_id)
+        raise Refusal(401, AUTH_REQUIRED)
+    raise _not_found(submission_id)
 
 
-@require_GET
-@token_optional
+@router.get("/submissions/{int:submission_id}", summary="One submission", auth=TOKEN_OPTIONAL, url_name="submission",
+            exclude_unset=True, openapi_extra=OPTIONAL_SECURITY, response={200: SubmissionOut, **documented(401, 404)})
 def submission_detail(request, submission_id: int):
     """One submission: everything for its owner and staff, the public part of a public one for
     anyone else (no token needed). `source` links to the code wherever the caller may read it;
     the code itself stays out of here, which clients poll while the evaluation runs."""
-    sub, own, refused = _readable(request, submission_id)
-    if refused:
-        return refused
+    sub, own = _readable(request, submission_id)
     reason = selectors.code_open_reason(submission=sub)
     data = submission_json(request, sub)
     if not own:
         data = {k: v for k, v in data.items() if k in PUBLIC_FIELDS + (("logs",) if reason else ())}
     data["code_open"] = bool(reason)
     data["code_open_reason"] = reason
-    data["source"] = (request.build_absolute_uri(reverse("api-submission-source", args=[sub.pk]))
+    data["source"] = (request.build_absolute_uri(reverse("api:submission-source", args=[sub.pk]))
                       if own or reason else None)
-    return JsonResponse(data)
+    return data
 
 
-@require_GET
-@token_optional
+@router.get("/submissions/{int:submission_id}/source", summary="Its code", auth=TOKEN_OPTIONAL,
+            url_name="submission-source", openapi_extra=OPTIONAL_SECURITY,
+            response={200: SourceOut, **documented(401, 403, 404)})
 def submission_source(request, submission_id: int):
     """The code: for its owner and staff, and for anyone while it is open (selectors.code_open_reason)."""
-    sub, own, refused = _readable(request, submission_id)
-    if refused:
-        return refused
+    sub, own = _readable(request, submission_id)
     reason = selectors.code_open_reason(submission=sub)
     if not (own or reason):
-        return error(403, f"The code of submission #{submission_id} is its owner's and staff's: it opens when "
-                          "its owner publishes it or it is an entry in a competition's final standings.")
-    return JsonResponse({"id": sub.pk, "filename": sub.filename, "code_open": bool(reason),
-                         "code_open_reason": reason, "source": sub.source})
+        raise Refusal(403, f"The code of submission #{submission_id} is its owner's and staff's: it opens when "
+                           "its owner publishes it or it is an entry in a competition's final standings.", "owner_only")
+    return {"id": sub.pk, "filename": sub.filename, "code_open": bool(reason), "code_open_reason": reason,
+            "source": sub.source}
 
 
-@require_GET
+@router.get("/submissions/{int:submission_id}/report", summary="Its stored report", auth=TOKEN,
+            url_name="submission-report", response={200: dict, **documented(401, 403, 404)})
+def submission_report(request, submission_id: int):
+    """The evaluator's report of a finished submission, as stored (owner or staff)."""
+    sub = _owned(request, submission_id)
+    if sub.report is None:
+        raise Refusal(404, f"Submission #{submission_id} has no report yet ({sub.status}).")
+    return sub.report
+
+
+BINARY = {"responses": {200: {"content": {"application/octet-stream": {
+    "schema": {"type": "string", "format": "binary"}}}}}}
+
+
+@router.get("/submissions/{int:submission_id}/profile.ncu-rep", summary="Its Nsight Compute report", auth=TOKEN,
+            url_name="submission-profile-file", openapi_extra=BINARY, response={200: None, **documented(401, 404)})
+def submission_profile_file(request, submission_id: int):
+    """The .ncu-rep of a profile run (owner or staff), as the result page offers it."""
+    from leaderboard.web.profile_view import ncu_rep_response
+
+    stored = profiling.profile_file_for_viewer(submission_id=submission_id, user=request.user)
+    if stored is None:
+        raise Refusal(404, f"Submission #{submission_id} has no profile file you can read.")
+    return ncu_rep_response(stored, submission_id)
+
+
+# --- your submissions, page by page -------------------------------------------------------------------
+
+PAGE_SIZE = 20
+PAGE_SIZE_MAX = 100
+
+
+def _whole_number(name: str, default: int, high: int | None = None):
+    """A query parameter that is a whole number from 1 (to `high`), refused in the API's words."""
+
+    def check(value):
+        if value in (None, ""):
+            return default
+        try:
+            n = int(value)
+        except (TypeError, ValueError):
+            raise PydanticCustomError("lb_invalid", "{message}", {
+                "message": f"'{name}' must be a whole number, not {str(value)[:20]!r}."}) from None
+        if n < 1 or (high is not None and n > high):
+            raise PydanticCustomError("lb_invalid", "{message}", {
+                "message": f"'{name}' must be between 1 and {high or 'the last page'}."})
+        return n
+
+    return Annotated[int, Field(ge=1, le=high), BeforeValidator(check)]
+
+
+class ListQuery(BaseModel):
+    page: _whole_number("page", 1) = 1
+    per_page: _whole_number("per_page", PAGE_SIZE, PAGE_SIZE_MAX) = PAGE_SIZE
+    task: Optional[str] = Field(None, description="Only this task's.")
+
+
+@router.get("/submissions", summary="Your submissions", auth=TOKEN, url_name="submission-list",
+            exclude_unset=True, response={200: SubmissionPage, **documented(400, 401, 404)})
+def submission_list(request, query: Query[ListQuery]):
+    """Your own submissions, newest first, with the same fields as one submission minus logs,
+    tests and per-shape rows."""
+    qs = selectors.submissions_for_user(user=request.user)
+    if query.task:
+        # a NUL names no task, and PostgreSQL cannot even compare one
+        qs = qs.filter(task__name=query.task) if "\x00" not in query.task else qs.none()
+    total = qs.count()
+    pages = max(1, -(-total // query.per_page))
+    if query.page > pages:
+        raise Refusal(404, f"No page {query.page}: there are {pages}.")
+    rows = qs[(query.page - 1) * query.per_page: query.page * query.per_page]
+
+    def link(n):
+        params = request.GET.copy()
+        params["page"] = str(n)
+        return request.build_absolute_uri(f"{request.path}?{params.urlencode()}")
+
+    return {
+        "count": total, "page": query.page, "pages": pages, "per_page": query.per_page,
+        "next": link(query.page + 1) if query.page < pages else None,
+        "previous": link(query.page - 1) if query.page > 1 else None,
+        "results": [submission_json(request, sub, summary=True) for sub in rows],
+    }
+
+
+# --- tasks and their leaderboards --------------------------------------------------------------------
+
+tasks = Router(tags=["tasks"])
+
+
+@tasks.get("/tasks", summary="Tasks", url_name="tasks", response={200: TaskList, **documented()})
 def task_list(request):
-    tasks = selectors.task_list_with_stats()
-    return JsonResponse({"tasks": [
+    """Every task, with its best ranked speedup over torch.compile and its number of submissions."""
+    return {"tasks": [
         {"name": t.name, "title": t.title, "signature": t.signature, "best_speedup_vs_compile": t.best_speedup,
          "submissions": t.submission_count,
-         "leaderboard": request.build_absolute_uri(reverse("api-leaderboard", args=[t.name]))}
-        for t in tasks
-    ]})
+         "leaderboard": request.build_absolute_uri(reverse("api:leaderboard", args=[t.name]))}
+        for t in selectors.task_list_with_stats()
+    ]}
 
 
-@require_GET
-def leaderboard(request, name: str):
+@tasks.get("/tasks/{slug:name}/leaderboard", summary="A task's leaderboard", url_name="leaderboard",
+           response={200: Leaderboard, **documented(400, 404)})
+def leaderboard(request, name: str, device: Optional[str] = None):
+    """The ranked entries of one device type (default: the site's own); `device_types` lists the
+    boards there are."""
     task = Task.objects.filter(name=name).first()
     if task is None:
-        return error(404, f"No task named {name!r}.")
+        raise Refusal(404, f"No task named {name!r}.", "unknown_task")
     device_types = selectors.device_types_for_task(task=task)
-    device_type = request.GET.get("device") or routing.default_device_type()
+    device_type = device or routing.default_device_type()
     # the boards that exist: the task's device types and the one this site evaluates on; any
     # other name is a typo, answered as one rather than as an empty board of that name
     known = sorted(set(device_types) | {routing.default_device_type()})
     if device_type not in known:
-        return error(400, f"No device type {device_type[:80]!r} for task {task.name!r}: use one of "
-                          f"{', '.join(known)}.", device_types=known)
+        raise Refusal(400, f"No device type {device_type[:80]!r} for task {task.name!r}: use one of "
+                           f"{', '.join(known)}.", "unknown_device", device_types=known)
     entries = selectors.leaderboard_for_task(task=task, device_type=device_type)
     code_open = selectors.code_open_reasons(submissions=entries)
-    return JsonResponse({
+    return {
         "task": task.name,
         "device_type": device_type,
         "device_types": device_types,
@@ -263,75 +416,4 @@ def leaderboard(request, name: str):
              "pct_of_floor": e.pct_of_floor, "gpu_name": e.gpu_name, "created_at": iso_utc(e.created_at)}
             for e in entries
         ],
-    })
-
-
-PAGE_SIZE = 20
-PAGE_SIZE_MAX = 100
-
-
-def _positive_int(value, name: str, default: int, high: int | None = None) -> int:
-    if value in (None, ""):
-        return default
-    try:
-        n = int(value)
-    except ValueError:
-        raise ValidationError(f"'{name}' must be a whole number, not {value[:20]!r}.") from None
-    if n < 1 or (high is not None and n > high):
-        raise ValidationError(f"'{name}' must be between 1 and {high or 'the last page'}.")
-    return n
-
-
-def submission_list(request):
-    """GET /api/submissions?page=N&per_page=M[&task=NAME]: the caller's own submissions, newest
-    first, with the same fields as one submission minus logs, tests and per-shape rows."""
-    try:
-        page = _positive_int(request.GET.get("page"), "page", 1)
-        per_page = _positive_int(request.GET.get("per_page"), "per_page", PAGE_SIZE, PAGE_SIZE_MAX)
-    except ValidationError as exc:
-        return error(400, " ".join(exc.messages))
-    qs = selectors.submissions_for_user(user=request.user)
-    if request.GET.get("task"):
-        qs = qs.filter(task__name=request.GET["task"])
-    total = qs.count()
-    pages = max(1, -(-total // per_page))
-    if page > pages:
-        return error(404, f"No page {page}: there are {pages}.")
-    rows = qs[(page - 1) * per_page: page * per_page]
-
-    def link(n):
-        query = request.GET.copy()
-        query["page"] = str(n)
-        return request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
-
-    results = [submission_json(request, sub, summary=True) for sub in rows]
-    return JsonResponse({
-        "count": total, "page": page, "pages": pages, "per_page": per_page,
-        "next": link(page + 1) if page < pages else None,
-        "previous": link(page - 1) if page > 1 else None,
-        "results": results,
-    })
-
-
-@require_GET
-@token_required
-def submission_report(request, submission_id: int):
-    """The evaluator's report of a finished submission, as stored (owner or staff)."""
-    sub, refused = _owned(request, submission_id)
-    if refused:
-        return refused
-    if sub.report is None:
-        return error(404, f"Submission #{submission_id} has no report yet ({sub.status}).")
-    return JsonResponse(sub.report)
-
-
-@require_GET
-@token_required
-def submission_profile_file(request, submission_id: int):
-    """The .ncu-rep of a profile run (owner or staff), as the result page offers it."""
-    from leaderboard.web.profile_view import ncu_rep_response
-
-    stored = profiling.profile_file_for_viewer(submission_id=submission_id, user=request.user)
-    if stored is None:
-        return error(404, f"Submission #{submission_id} has no profile file you can read.")
-    return ncu_rep_response(stored, submission_id)
+    }

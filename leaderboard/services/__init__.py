@@ -6,6 +6,7 @@ and the management commands call these (as `services.<name>`); none of them writ
 directly. One module per domain:
 
 - submissions: the upload checks, the per-user limits, the new row;
+- idempotency: an API upload under an Idempotency-Key, made once;
 - pipeline: the message, the claim, the heartbeat, the stored result, the repair job;
 - audit: staff decisions and the owner's publication, each with its audit entry;
 - tokens: API keys;
@@ -14,7 +15,8 @@ directly. One module per domain:
 from leaderboard.services.audit import (submission_approve, submission_disqualify, submission_publish,
                                         submission_rerun, user_ban, user_unban)
 from leaderboard.services.catalog import task_record_calibration, task_sync
-from leaderboard.services.errors import NotAllowed, QueueFull, RateLimited
+from leaderboard.services.errors import KeyReused, NotAllowed, QueueFull, RateLimited
+from leaderboard.services.idempotency import submission_create_once
 from leaderboard.services.pipeline import (fair_order, submission_claim, submission_claim_next,
                                            submission_enqueue, submission_fail, submission_heartbeat,
                                            submission_release_for_retry, submission_set_phase,
@@ -24,10 +26,10 @@ from leaderboard.services.submissions import submission_create
 from leaderboard.services.tokens import api_token_authenticate, api_token_create, api_token_revoke
 
 __all__ = [
-    "NotAllowed", "QueueFull", "RateLimited",
+    "KeyReused", "NotAllowed", "QueueFull", "RateLimited",
     "api_token_authenticate", "api_token_create", "api_token_revoke",
     "fair_order", "submission_approve", "submission_claim", "submission_claim_next", "submission_create",
-    "submission_disqualify", "submission_enqueue", "submission_fail", "submission_heartbeat",
+    "submission_create_once", "submission_disqualify", "submission_enqueue", "submission_fail", "submission_heartbeat",
     "submission_publish", "submission_release_for_retry", "submission_rerun", "submission_set_phase",
     "submission_store_result", "submissions_requeue_orphans", "submissions_requeue_stuck",
     "task_record_calibration", "task_sync", "user_ban", "user_unban",

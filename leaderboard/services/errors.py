@@ -12,3 +12,7 @@ class QueueFull(RateLimited):
 
 class NotAllowed(ValidationError):
     """The action does not apply to the object in its current state (a failed status guard)."""
+
+
+class KeyReused(ValidationError):
+    """An Idempotency-Key this user already sent with another upload (leaderboard/services/idempotency.py)."""

@@ -6,9 +6,9 @@ newest submission, the newest stored result, the newest audit entry (approve, di
 ban, unban, publish and withhold all write one), the newest task update and the newest
 competition change (a freeze opens code the task boards mark). When the fingerprint moves, the next
 request rebuilds the value; requests arriving while it is being rebuilt get the previous value
-instead of waiting (or of rebuilding it too: with 100,000 submissions a task page takes about a
-second to build, and 50 clients rebuilding it at once would take the machine down). Only the very
-first build of a value is waited for, by one thread per process.
+instead of waiting (or of rebuilding it too: with 100,000 submissions a task page takes about
+0.2 s of CPU to build, and 50 clients rebuilding it at once would take the machine down). Only
+the very first build of a value is waited for, by one thread per process.
 
 Each process reads the fingerprint at most every WEB_FINGERPRINT_MAX_AGE_S seconds (default 1),
 so that under load the public pages cost no database query at all, and rebuilds a value at most

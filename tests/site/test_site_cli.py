@@ -91,3 +91,70 @@ def test_it_waits_for_the_result_and_prints_it(live_server, kernel, task, key, e
     assert sub.verdict != "verified" or "verdict: Verified (test run)" in out
     assert proc.returncode == (1 if sub.verdict == "rejected" else 0), (out, err)
     assert '"status": "done"' in result_json.read_text()
+
+
+class AnswerLosingProxy:
+    """Between the CLI and the live server: it passes every request on, but drops the answer to
+    the first POST (closes the connection without a word), as a proxy in front of a restarting
+    site or a dropped connection does once the upload has been stored."""
+
+    def __init__(self, target: str):
+        import http.server
+        import threading
+        import urllib.error
+        import urllib.request
+
+        self.keys = []
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _forward(self, method):
+                data = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if method == "POST" else None
+                headers = {k: v for k, v in self.headers.items()
+                           if k.lower() in ("authorization", "content-type", "accept", "idempotency-key")}
+                req = urllib.request.Request(target + self.path, data=data, method=method, headers=headers)
+                try:
+                    with urllib.request.urlopen(req, timeout=30) as resp:
+                        status, kind, body = resp.status, resp.headers["Content-Type"], resp.read()
+                except urllib.error.HTTPError as exc:
+                    status, kind, body = exc.code, exc.headers["Content-Type"], exc.read()
+                if method == "POST":
+                    proxy.keys.append(self.headers.get("Idempotency-Key"))
+                    if len(proxy.keys) == 1:
+                        return  # stored on the site; the answer never reaches the client
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):
+                self._forward("GET")
+
+            def do_POST(self):
+                self._forward("POST")
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_a_lost_answer_is_retried_under_the_same_idempotency_key_and_makes_one_submission(
+        live_server, kernel, task, owner, key, eval_queue):
+    proxy = AnswerLosingProxy(live_server.url)
+    try:
+        code, out, err = run(kernel, "--task", "softmax", "--mode", "test", "--url", proxy.url, "--token", key,
+                             "--no-wait")
+    finally:
+        proxy.server.shutdown()
+    sub = Submission.objects.get()  # one submission for two requests
+    assert code == 0 and out.strip() == f"submitted #{sub.pk} (Queued)", (out, err)
+    assert "sending it again under the same Idempotency-Key" in err
+    assert len(proxy.keys) == 2 and proxy.keys[0] == proxy.keys[1] and len(proxy.keys[0]) == 36
+    # each invocation has its own key: the same file submitted again is a new submission
+    code, out, err = run(kernel, "--task", "softmax", "--mode", "test", "--url", live_server.url, "--token", key,
+                         "--no-wait")
+    assert code == 0 and Submission.objects.count() == 2, (out, err)

@@ -55,7 +55,7 @@ def test_a_judge_failure_is_retried_then_failed_and_never_blamed_on_the_code(
     assert cli.returncode != 0 and "status: Failed" in out and sub.error in out, (out, err)
     assert "FileExistsError" not in out + err
 
-    api = client.get(reverse("api-submission", args=[sub.pk]), HTTP_AUTHORIZATION=f"Token {key}").json()
+    api = client.get(reverse("api:submission", args=[sub.pk]), HTTP_AUTHORIZATION=f"Token {key}").json()
     assert api["status"] == "failed" and api["error"] == sub.error and "error_detail" not in api
     assert api["verdict"] is None or api["verdict"] == ""
 

@@ -1,5 +1,5 @@
-"""Malformed request bodies against the API's upload: each gets a 400 (JSON, with a message that
-says what is wrong) and stores nothing. Never a 500."""
+"""Malformed request bodies against the API's upload: each gets a 400 (a 413 when it is too large;
+JSON, with a message that says what is wrong) and stores nothing. Never a 500."""
 import json
 
 import pytest
@@ -71,7 +71,8 @@ def test_a_malformed_body_gets_a_400_with_a_message(client, task, key, content_t
     client.raise_request_exception = False
     resp = client.generic("POST", "/api/submissions", body, content_type=content_type,
                           HTTP_AUTHORIZATION=f"Token {key}")
-    assert resp.status_code in (400, 404), resp.content[:300]
+    assert resp.status_code in (400, 404, 413), resp.content[:300]
+    assert (resp.status_code == 413) == (words == "too large"), resp.status_code
     assert resp["Content-Type"] == "application/json"
     message = resp.json()["error"]
     assert words in message, message

@@ -104,12 +104,12 @@ def test_a_body_too_large_elsewhere_gets_the_413_page(client, settings, owner):
 
 
 @pytest.mark.parametrize("debug", [False, True])
-@pytest.mark.parametrize("method, path, status", [
-    ("get", "/api/no/such/thing", 404),
-    ("delete", "/api/tasks", 405),
-    ("trace", "/api/tasks", 405),
+@pytest.mark.parametrize("method, path, status, code", [
+    ("get", "/api/no/such/thing", 404, "not_found"),
+    ("delete", "/api/tasks", 405, "method_not_allowed"),
+    ("trace", "/api/tasks", 405, "method_not_allowed"),
 ])
-def test_every_api_error_is_json(settings, owner, debug, method, path, status):
+def test_every_api_error_is_json(settings, owner, debug, method, path, status, code):
     from leaderboard import services
 
     settings.DEBUG = debug
@@ -117,11 +117,12 @@ def test_every_api_error_is_json(settings, owner, debug, method, path, status):
     client = Client(raise_request_exception=False, headers={"Authorization": f"Token {key}"})
     r = getattr(client, method)(path)
     assert r.status_code == status and r["Content-Type"] == "application/json"
-    assert set(r.json()) == {"error"} and r.json()["error"]
+    assert set(r.json()) == {"error", "code"} and r.json()["error"] and r.json()["code"] == code
 
 
 @pytest.mark.urls(__name__)
 def test_an_api_error_is_json_500(settings, db):
     settings.DEBUG = False
     r = Client(raise_request_exception=False).get("/api/boom")
-    assert r.status_code == 500 and r.json() == {"error": r.json()["error"]} and "a bug" not in r.json()["error"]
+    assert r.status_code == 500 and r.json() == {"error": r.json()["error"], "code": "server_error"}
+    assert "a bug" not in r.json()["error"]

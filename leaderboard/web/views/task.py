@@ -34,6 +34,8 @@ def _device_types(task: Task) -> list[str]:
 def _board(task: Task, device_type: str) -> dict:
     board = selectors.leaderboard_for_task(task=task, device_type=device_type)
     entries = board[:LEADERBOARD_ROWS]
+    # the board leaves reports out; the floor chart reads the top entries' per-shape times
+    selectors.reports_attach(entries=entries[:charts.TOP_N])
     history = selectors.submission_history_for_task(task=task, device_type=device_type, limit=HISTORY_POINTS)
     floors = task.floors_for(device_type)
     code_open = selectors.code_open_reasons(submissions=entries)
