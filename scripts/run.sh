@@ -123,8 +123,8 @@ if [ -n "$RULER" ]; then
 fi
 
 # --- web server and beat ----------------------------------------------------------------------
-# --insecure: the development server serves static/ with DEBUG off too
-$PY manage.py runserver "$HOST:$PORT" --noreload --insecure &
+# scripts/web.sh: uvicorn on the ASGI application, static/ served; tests start the same script
+scripts/web.sh "$HOST" "$PORT" &
 pids+=($!)
 echo "site on http://$HOST:$PORT  (Ctrl-C stops everything)"
 # one beat for the whole site, whatever the number of workers: each would otherwise send every job

@@ -253,12 +253,35 @@ def _readable(request, submission_id: int) -> tuple[Submission, bool]:
     raise _not_found(submission_id)
 
 
-@router.get("/submissions/{int:submission_id}", summary="One submission", auth=TOKEN_OPTIONAL, url_name="submission",
-            exclude_unset=True, openapi_extra=OPTIONAL_SECURITY, response={200: SubmissionOut, **documented(401, 404)})
-def submission_detail(request, submission_id: int):
-    """One submission: everything for its owner and staff, the public part of a public one for
-    anyone else (no token needed). `source` links to the code wherever the caller may read it;
-    the code itself stays out of here, which clients poll while the evaluation runs."""
+def _whole_number(name: str, default: int, high: int | None = None, low: int = 1):
+    """A query parameter that is a whole number from `low` (to `high`), refused in the API's words."""
+
+    def check(value):
+        if value in (None, ""):
+            return default
+        try:
+            n = int(value)
+        except (TypeError, ValueError):
+            raise PydanticCustomError("lb_invalid", "{message}", {
+                "message": f"'{name}' must be a whole number, not {str(value)[:20]!r}."}) from None
+        if n < low or (high is not None and n > high):
+            raise PydanticCustomError("lb_invalid", "{message}", {
+                "message": f"'{name}' must be between {low} and {high or 'the last page'}."})
+        return n
+
+    return Annotated[int, Field(ge=low, le=high), BeforeValidator(check)]
+
+
+WAIT_MAX_S = 60
+
+
+class DetailQuery(BaseModel):
+    wait: _whole_number("wait", 0, WAIT_MAX_S, low=0) = Field(0, description=(
+        f"Seconds (at most {WAIT_MAX_S}) to hold the answer until the submission finishes; it "
+        "answers as soon as it does, or with the state at that time. 0: at once."))
+
+
+def _detail(request, submission_id: int) -> dict:
     sub, own = _readable(request, submission_id)
     reason = selectors.code_open_reason(submission=sub)
     data = submission_json(request, sub)
@@ -269,6 +292,21 @@ def submission_detail(request, submission_id: int):
     data["source"] = (request.build_absolute_uri(reverse("api:submission-source", args=[sub.pk]))
                       if own or reason else None)
     return data
+
+
+@router.get("/submissions/{int:submission_id}", summary="One submission", auth=TOKEN_OPTIONAL, url_name="submission",
+            exclude_unset=True, openapi_extra=OPTIONAL_SECURITY, response={200: SubmissionOut, **documented(400, 401, 404)})
+def submission_detail(request, submission_id: int, query: Query[DetailQuery]):
+    """One submission: everything for its owner and staff, the public part of a public one for
+    anyone else (no token needed). `source` links to the code wherever the caller may read it;
+    the code itself stays out of here, which clients poll while the evaluation runs. With
+    `?wait=S` the answer waits until the submission finishes or S seconds pass: one request
+    instead of a polling loop.
+
+    The waiting is the ASGI server's (leaderboard/asgi_wait.py): it asks this view without
+    `wait`, holds an unfinished answer and asks again when the submission finishes. What reaches
+    the view is validated here (0 to 60) and answered at once."""
+    return _detail(request, submission_id)
 
 
 @router.get("/submissions/{int:submission_id}/source", summary="Its code", auth=TOKEN_OPTIONAL,
@@ -315,25 +353,6 @@ def submission_profile_file(request, submission_id: int):
 
 PAGE_SIZE = 20
 PAGE_SIZE_MAX = 100
-
-
-def _whole_number(name: str, default: int, high: int | None = None):
-    """A query parameter that is a whole number from 1 (to `high`), refused in the API's words."""
-
-    def check(value):
-        if value in (None, ""):
-            return default
-        try:
-            n = int(value)
-        except (TypeError, ValueError):
-            raise PydanticCustomError("lb_invalid", "{message}", {
-                "message": f"'{name}' must be a whole number, not {str(value)[:20]!r}."}) from None
-        if n < 1 or (high is not None and n > high):
-            raise PydanticCustomError("lb_invalid", "{message}", {
-                "message": f"'{name}' must be between 1 and {high or 'the last page'}."})
-        return n
-
-    return Annotated[int, Field(ge=1, le=high), BeforeValidator(check)]
 
 
 class ListQuery(BaseModel):

@@ -16,7 +16,7 @@ from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from evaluator import verdict_word
-from leaderboard import scoring
+from leaderboard import finish_wait, scoring
 from leaderboard.celery import app
 from leaderboard.models import LOGS_MAX_CHARS, Submission
 from leaderboard.routing import EVALUATE_TASK, eval_queue_for
@@ -166,6 +166,7 @@ def submission_store_result(*, submission: Submission, report: dict, logs: str =
     else:  # the worker's log says the result in the words of the pages (evaluator.verdict_word)
         log.info("submission %s: stored, %s", submission.pk,
                  verdict_word(verdict, submission.mode, hidden=submission.hidden))
+        finish_wait.announce(submission.pk)
     return stored == 1
 
 
@@ -182,9 +183,12 @@ def _error_fields(error: str, detail: str) -> dict:
 def submission_fail(*, submission: Submission, error: str, detail: str = "") -> bool:
     """End the current claim as failed (an infrastructure problem, not the user's code). `error`
     is for the owner (words, no host paths); `detail`, the whole trace, is for staff only."""
-    return _current(submission).update(
+    failed = _current(submission).update(
         status=Submission.Status.FAILED, phase="", finished_at=timezone.now(), **_error_fields(error, detail)
     ) == 1
+    if failed:
+        finish_wait.announce(submission.pk)
+    return failed
 
 
 def submission_release_for_retry(*, submission: Submission, error: str, countdown_s: int, detail: str = "") -> bool:
@@ -209,6 +213,8 @@ def _requeue_running(*, submission: Submission, why: str) -> str:
                    f"({why}). This is not your code; staff can run it again."),
             finished_at=timezone.now(),
         )
+        if done:
+            finish_wait.announce(submission.pk)
         return "failed" if done else ""
     task_id = uuid.uuid4().hex
     with transaction.atomic():

@@ -5,18 +5,13 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
+from proc_helpers import web_server
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
 # installed through the DevTools protocol, so the policy does not apply to it
 RECORD_VIOLATIONS = """
 window.__csp = [];
@@ -25,15 +20,9 @@ document.addEventListener('securitypolicyviolation',
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def served(transactional_db, require_postgres, tmp_path):
-    """`manage.py runserver --insecure` with DEBUG off on the test database, as scripts/run.sh starts it."""
+    """The web server as scripts/run.sh starts it (scripts/web.sh), DEBUG off, on the test database."""
     from django.conf import settings
     from django.db import connection
 
@@ -47,25 +36,10 @@ def served(transactional_db, require_postgres, tmp_path):
     env.update(DEBUG="0", SECRET_KEY=secrets.token_urlsafe(50), ALLOWED_HOSTS="127.0.0.1", SECURE_COOKIES="0",
                REDIS_URL=settings.REDIS_URL, VAR_DIR=str(tmp_path),
                DATABASE_URL=f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}")
-    port = free_port()
-    log = tmp_path / "web.log"
-    proc = subprocess.Popen([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload", "--insecure"],
-                            cwd=ROOT, env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, log.read_text()
-            try:
-                urllib.request.urlopen(url + "/static/ninja/swagger-ui-init.js", timeout=2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.3)
-        yield url
+        with web_server(env, tmp_path / "web.log", "/static/ninja/swagger-ui-init.js") as url:
+            yield url
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
         connection.close()
 
 

@@ -154,5 +154,6 @@ def repair(env: dict, *, workdir: Path, every_s: float = 2) -> Process:
 
 
 def web_server(env: dict, *, port: int, workdir: Path) -> Process:
-    argv = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
+    """The web server as scripts/run.sh starts it (scripts/web.sh: uvicorn, static/ served)."""
+    argv = [str(ROOT / "scripts" / "web.sh"), "127.0.0.1", str(port)]
     return Process(argv, env, workdir / "web.log")

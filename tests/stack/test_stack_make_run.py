@@ -56,6 +56,14 @@ def start(stack_dir, backend: str) -> Stack:
     return stack
 
 
+def readme_agent_loop() -> str:
+    """The README's Python block under "An agent's loop", with its site from LEADERBOARD_SITE."""
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"An agent's loop.*?```python\n(.*?)```", text, re.S).group(1)
+    assert 'SITE, TOKEN = "http://127.0.0.1:8000"' in block
+    return block.replace('SITE, TOKEN = "http://127.0.0.1:8000"', 'SITE, TOKEN = os.environ["LEADERBOARD_SITE"]')
+
+
 def new_page(chromium):
     page = chromium.new_context().new_page()
     page.set_default_timeout(30_000)
@@ -134,6 +142,13 @@ def test_make_run_with_bubblewrap_verifies_the_readme_example_everywhere_a_user_
         # CPU's quick rounds can fall between two polls: the compile and a correctness shape cannot)
         phases = {line.strip() for line in out.splitlines() if line.strip().startswith("Running: ")}
         assert len(phases) >= 4 and any("correctness: shape" in p for p in phases), out
+
+        # the README's agent loop, as an agent copies it: it submits, and ?wait=60 holds each answer
+        # until the verdict (the web server's wait layer, leaderboard/asgi_wait.py)
+        agent = subprocess.run([sys.executable, "-c", readme_agent_loop()], cwd=stack_dir, capture_output=True,
+                               text=True, timeout=600, env={**os.environ, "LEADERBOARD_TOKEN": token,
+                                                            "LEADERBOARD_SITE": stack.url})
+        assert agent.returncode == 0 and agent.stdout.split()[:2] == ["done", "verified"], agent
 
         page.wait_for_selector("#result[data-status='done']", timeout=120_000)
         assert page.inner_text("#verdict").strip().lower() == "verified", page.inner_text("#result")

@@ -4,23 +4,13 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from proc_helpers import web_server
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -34,25 +24,10 @@ def live_site(transactional_db, tmp_path):
     env.update(DEBUG="0", SECRET_KEY=secrets.token_urlsafe(50), ALLOWED_HOSTS="127.0.0.1,localhost",
                SECURE_COOKIES="0", REDIS_URL=settings.REDIS_URL, PYTHONUNBUFFERED="1",
                DATABASE_URL=f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}")
-    port = free_port()
-    log = tmp_path / "web.log"
-    proc = subprocess.Popen([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload", "--insecure"],
-                            cwd=ROOT, env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, log.read_text()
-            try:
-                urllib.request.urlopen(url + "/static/css/site.css", timeout=2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.3)
-        yield url
+        with web_server(env, tmp_path / "web.log", "/static/css/site.css") as url:
+            yield url
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
         connection.close()
 
 
