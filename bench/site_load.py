@@ -7,7 +7,7 @@
 What it does, against the PostgreSQL and Redis of $DATABASE_URL / $REDIS_URL:
 1. a database of its own (`<name>_bench` beside $DATABASE_URL's), migrated, the evaluator's
    tasks loaded, and --submissions rows bulk-created once (kept between runs; --reseed redoes it);
-2. the site under gunicorn on 127.0.0.1 (DEBUG off), as it would be deployed;
+2. the site under uvicorn on 127.0.0.1 (DEBUG off, the ASGI application), as it is deployed;
 3. the home page, the task pages and the API (lists and details as 20 users with their tokens,
    the task list, a board), each for --duration seconds with --clients concurrent keep-alive
    clients and no think time, idle and then while a new result arrives every 1/--churn seconds,
@@ -230,16 +230,16 @@ class Server:
         self.proc = None
 
     def __enter__(self):
-        gunicorn = shutil.which("gunicorn", path=str(Path(sys.executable).parent)) or shutil.which("gunicorn")
-        if not gunicorn:
-            raise SystemExit("gunicorn is not installed (pip install gunicorn)")
-        self.log = tempfile.NamedTemporaryFile("w+", prefix="site-bench-gunicorn-", suffix=".log", delete=False)
+        uvicorn = Path(sys.executable).parent / "uvicorn"
+        self.log = tempfile.NamedTemporaryFile("w+", prefix="site-bench-web-", suffix=".log", delete=False)
+        # as deployed (docs/deployment.md): uvicorn on the ASGI application, WEB_THREADS requests
+        # inside Django per process
         self.proc = subprocess.Popen(
-            [gunicorn, "leaderboard.wsgi", "--preload", "--bind", f"127.0.0.1:{self.port}", "--workers", str(self.workers),
-             "--worker-class", "gthread", "--threads", str(self.threads), "--backlog", "512",
-             "--keep-alive", "30", "--log-level", "warning"],
-            cwd=ROOT, env={**os.environ, **self.env}, stdout=self.log, stderr=subprocess.STDOUT,
-            start_new_session=True,
+            [str(uvicorn), "leaderboard.asgi:application", "--host", "127.0.0.1", "--port", str(self.port),
+             "--workers", str(self.workers), "--backlog", "512", "--timeout-keep-alive", "30", "--lifespan", "off",
+             "--no-server-header", "--log-level", "warning"],
+            cwd=ROOT, env={**os.environ, **self.env, "WEB_THREADS": str(self.threads)}, stdout=self.log,
+            stderr=subprocess.STDOUT, start_new_session=True,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -253,7 +253,7 @@ class Server:
                     break
                 time.sleep(0.3)
         self.__exit__()
-        raise SystemExit(f"gunicorn did not start; see {self.log.name}")
+        raise SystemExit(f"the web server did not start; see {self.log.name}")
 
     @property
     def url(self) -> str:
@@ -271,7 +271,7 @@ class Server:
 
 
 class CpuShare:
-    """Where the machine's CPU went during a measurement, in cores: the gunicorn processes, the
+    """Where the machine's CPU went during a measurement, in cores: the web server processes, the
     load client (wrk, a child of this process) and everything else (PostgreSQL, this script, and
     whatever other programs run on the machine: the bench shares it)."""
 
@@ -630,8 +630,8 @@ def targets(api: dict) -> list[dict]:
 def markdown(args, seeded: dict, runs: list[dict], burst: dict | None, api: dict | None) -> str:
     lines = [
         f"Run {datetime.now(dt_timezone.utc):%Y-%m-%d %H:%M} UTC on {os.cpu_count()} CPU cores; "
-        f"{seeded['submissions']:,} submissions in PostgreSQL; gunicorn {args.workers} workers x "
-        f"{args.threads} threads (gthread), DEBUG off; {args.clients} concurrent keep-alive clients, "
+        f"{seeded['submissions']:,} submissions in PostgreSQL; uvicorn {args.workers} workers x "
+        f"{args.threads} requests inside Django (WEB_THREADS), DEBUG off; {args.clients} concurrent keep-alive clients, "
         f"no think time, {args.duration} s per run, client: {runs[0]['client'] if runs else '-'}."
     ]
     if api:
@@ -757,7 +757,8 @@ def main(argv=None) -> int:
                 # every worker process builds its own cache: warm them all before measuring (short
                 # runs until one shows no request slower than a second, i.e. none waited for a
                 # build; at most --warmup seconds), then measure idle, then with new results
-                deadline = time.monotonic() + (args.warmup if target.get("path", "").startswith("/tasks") or target.get("path") == "/" else 0)
+                cached = target.get("path", "").startswith(("/tasks", "/api/tasks")) or target.get("path") == "/"
+                deadline = time.monotonic() + (args.warmup if cached else 0)
                 while time.monotonic() < deadline:
                     if measure(server.url + (target.get("path") or "/"), args.clients, 2, target.get("requests"))["max_ms"] < 1000:
                         break

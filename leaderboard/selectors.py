@@ -106,6 +106,20 @@ def submissions_for_user(*, user) -> QuerySet[Submission]:
     return Submission.objects.filter(user=user).select_related("task").defer("source", "report", "logs")
 
 
+# what a summary of a submission (the API's list) never reads: the bulky columns, and the task's
+# own beyond its name; the JSON among them cost a fifth of a page of 100 to decode
+SUMMARY_DEFERRED = ("source", "report", "logs", "error", "error_detail", "reasons", "reason_codes", "versions",
+                    *(f"task__{name}" for name in ("description", "signature", "reference_source", "input_names",
+                                                   "test_shapes", "bench_shapes", "tolerance", "floors",
+                                                   "calibration")))
+
+
+def submission_summaries_for_user(*, user) -> QuerySet[Submission]:
+    """A user's submissions for a list of summaries (leaderboard/api/views.py, submission_json
+    with summary=True)."""
+    return Submission.objects.filter(user=user).select_related("task").defer(*SUMMARY_DEFERRED)
+
+
 def submission_is_public(*, submission: Submission) -> bool:
     """A result every visitor may read: an entry on a leaderboard, or one whose code is open.
     Test runs, rejected and flagged results stay between their owner and staff."""

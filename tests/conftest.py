@@ -118,7 +118,8 @@ def chromium():
 def _site_settings(request):
     """Test users are made and logged in with a fast hasher: the default one takes a quarter of a
     second per password on this machine, a second or more per test of the pages. Each test counts
-    logins and sign-ups from zero (the counters live in the shared Redis).
+    logins and sign-ups from zero (the counters live in the shared Redis), and sees its own writes
+    on the cached pages.
 
     Without pytest-django (the GPU host runs the evaluator's tests and has no Django) there are no
     settings to change."""
@@ -129,6 +130,13 @@ def _site_settings(request):
     settings = request.getfixturevalue("settings")
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.RATELIMIT_CACHE_PREFIX = f"rl-test-{uuid.uuid4().hex}:"
+    # the public pages and API reads (leaderboard/web/pagecache.py) read the data fingerprint on
+    # every request and rebuild at once, from an empty cache: a test sees its own writes
+    settings.WEB_FINGERPRINT_MAX_AGE_S = 0
+    settings.WEB_REBUILD_MIN_INTERVAL_S = 0
+    from leaderboard.web import pagecache
+
+    pagecache.clear()
 
 
 @pytest.fixture

@@ -21,18 +21,3 @@ def staff(db):
 @pytest.fixture
 def done(task, owner):
     return make_done(task, owner, speedup=1.25)
-
-
-@pytest.fixture(autouse=True)
-def _fresh_fingerprint(settings):
-    """Pages read the data fingerprint on every request and rebuild at once here, so a test sees
-    its own writes."""
-    settings.WEB_FINGERPRINT_MAX_AGE_S = 0
-    settings.WEB_REBUILD_MIN_INTERVAL_S = 0
-
-
-@pytest.fixture(autouse=True)
-def _empty_page_cache():
-    from leaderboard.web import pagecache
-
-    pagecache.clear()
