@@ -61,6 +61,10 @@ def empty(*, task: str, mode: str, device: str) -> dict:
         # GPU: how many devices the judge's process could see (1 in a worker's box: each box is
         # given its own GPU's device file only); null on the CPU and in older reports
         "gpus_visible": None,
+        # GPU: which one, by the host's index (the box's EVALUATOR_HOST_GPU; null outside a box)
+        # and by its UUID as nvidia-smi writes it; null on the CPU and in older reports
+        "gpu_index": None,
+        "gpu_uuid": None,
         "timing_gate": "",
         "compile_cache": "",
         "versions": {},
@@ -272,6 +276,11 @@ def _context(obj, out: dict) -> None:
     if visible is not None and (isinstance(visible, bool) or not isinstance(visible, int) or not 0 <= visible <= 1024):
         _fail("gpus_visible", "must be a small non-negative integer or null")
     out["gpus_visible"] = visible
+    index = obj.get("gpu_index")
+    if index is not None and (isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= 1024):
+        _fail("gpu_index", "must be a small non-negative integer or null")
+    out["gpu_index"] = index
+    out["gpu_uuid"] = _text(obj.get("gpu_uuid"), "gpu_uuid", 64, nullable=True)
     out["timing_gate"] = _text(obj.get("timing_gate", ""), "timing_gate", 256)
     out["compile_cache"] = _text(obj.get("compile_cache", ""), "compile_cache", 256)
     out["versions"] = _flat(obj.get("versions", {}), "versions")

@@ -44,6 +44,13 @@ def judge_cache_dir() -> str | None:
     return path
 
 
+def gpu_uuid(device: int) -> str | None:
+    """The device's UUID as nvidia-smi writes it ("GPU-" and 32 hex digits in groups): the one
+    name of a physical GPU that does not depend on which devices a process was given."""
+    uuid = getattr(torch.cuda.get_device_properties(device), "uuid", None)
+    return f"GPU-{uuid}" if uuid is not None else None
+
+
 def prepare(ev) -> None:
     """Everything the judge needs before any process starts: caches, the task, the shapes, the
     device's ceilings and the submission's work directory."""
@@ -67,6 +74,9 @@ def prepare(ev) -> None:
         torch.cuda.set_device(0)
         ev.report["gpu_name"] = torch.cuda.get_device_name(0)
         ev.report["gpus_visible"] = torch.cuda.device_count()
+        ev.report["gpu_uuid"] = gpu_uuid(0)
+        host = os.environ.get("EVALUATOR_HOST_GPU", "")
+        ev.report["gpu_index"] = int(host) if host.isdigit() else None
     ev.quick = timing.quick() and ev.device == "cpu"
     if ev.device == "cuda":
         ev.small_shapes = list(ev.task.test_shapes)

@@ -113,6 +113,8 @@ def box_env(*, device: str, limits: Limits, extra_path: str = "", host_env=None)
         env["CUDA_VISIBLE_DEVICES"] = ""
     else:
         env["CUDA_VISIBLE_DEVICES"] = "0"  # the one GPU passed in; not isolation, just naming
+        # which of the host's GPUs that is, for the report (the judge sees it as its device 0)
+        env["EVALUATOR_HOST_GPU"] = str(limits.gpu_index if limits.gpu_index is not None else 0)
     for name in PASS_THROUGH:
         if name in host_env:
             env[name] = host_env[name]

@@ -109,6 +109,8 @@ class SubmissionOut(Out):
     ranked: Optional[bool] = None
     hidden: Optional[bool] = None
     gpu_name: Optional[str] = None
+    gpu_index: Optional[int] = Field(None, description="The host's index of the GPU it ran on; null on the CPU.")
+    gpu_uuid: Optional[str] = Field(None, description="That GPU's UUID as nvidia-smi writes it.")
     versions: Optional[dict[str, Any]] = None
     shapes: Optional[list[ShapeRow]] = None
     tests: Optional[list[TestRow]] = None

@@ -88,6 +88,8 @@ def submission_json(request, sub: Submission, summary: bool = False) -> dict:
             "ranked": sub.is_ranked,
             "hidden": sub.hidden,
             "gpu_name": sub.gpu_name,
+            "gpu_index": (sub.report or {}).get("gpu_index"),
+            "gpu_uuid": (sub.report or {}).get("gpu_uuid"),
             "versions": sub.versions,
             "shapes": selectors.shape_rows(submission=sub),
             "tests": (sub.report or {}).get("tests", []),
@@ -255,7 +257,7 @@ def _owned(request, submission_id: int) -> Submission:
 PUBLIC_FIELDS = ("id", "url", "task", "mode", "device_type", "filename", "status", "phase", "finished",
                  "created_at", "started_at", "finished_at", "page", "verdict", "reasons", "reason_codes",
                  "speedup_vs_compile", "speedup_vs_eager", "pct_of_floor", "ranked", "hidden", "gpu_name",
-                 "versions", "shapes", "tests", "error")
+                 "gpu_index", "gpu_uuid", "versions", "shapes", "tests", "error")
 
 
 def _readable(request, submission_id: int) -> tuple[Submission, bool]:

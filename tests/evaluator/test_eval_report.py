@@ -99,3 +99,16 @@ def test_the_count_of_visible_gpus_is_a_small_integer_or_null():
     for bad in (True, -1, 1.5, "1", 5000):
         with pytest.raises(ReportError, match="gpus_visible"):
             validate(broken(gpus_visible=bad))
+
+
+def test_the_gpu_is_named_by_host_index_and_uuid_or_null():
+    """A GPU report names its GPU: the host's index the box was given and the UUID (issue: two
+    GPUs, two workers); a CPU report and an older one say null."""
+    named = validate(broken(gpu_index=1, gpu_uuid="GPU-6f1c2d3e-0a1b-4c5d-8e9f-0123456789ab"))
+    assert (named["gpu_index"], named["gpu_uuid"]) == (1, "GPU-6f1c2d3e-0a1b-4c5d-8e9f-0123456789ab")
+    assert (validate(good())["gpu_index"], validate(good())["gpu_uuid"]) == (None, None)
+    for bad in (True, -1, 1.5, "1", 5000):
+        with pytest.raises(ReportError, match="gpu_index"):
+            validate(broken(gpu_index=bad))
+    with pytest.raises(ReportError, match="gpu_uuid"):
+        validate(broken(gpu_uuid="G" * 65))

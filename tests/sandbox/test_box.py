@@ -323,12 +323,33 @@ def test_limits_from_env():
         Limits(memory_bytes=0)
 
 
+def test_a_gpu_box_is_told_which_host_gpu_it_was_given_and_sees_it_as_device_0():
+    """Two workers on two GPUs: each box gets its own device file and calls it cuda:0; the judge
+    reports the host's index from EVALUATOR_HOST_GPU, which only the box's environment sets."""
+    second = box.box_env(device="cuda", limits=Limits(gpu_index=1), host_env={"EVALUATOR_HOST_GPU": "7"})
+    assert (second["CUDA_VISIBLE_DEVICES"], second["EVALUATOR_HOST_GPU"]) == ("0", "1")
+    assert box.box_env(device="cuda", limits=Limits(), host_env={})["EVALUATOR_HOST_GPU"] == "0"
+    assert "EVALUATOR_HOST_GPU" not in box.box_env(device="cpu", limits=Limits(gpu_index=1), host_env={})
+
+
 @pytest.mark.gpu
 def test_a_cuda_box_sees_exactly_one_gpu(backend):
-    outcome = run_probe(backend, "import torch; print('gpus', torch.cuda.device_count(), "
-                                 "torch.cuda.get_device_name(0))", device="cuda")
+    import subprocess
+
+    from evaluator.startup import gpu_uuid
+
+    outcome = run_probe(backend, "import os, torch; from evaluator.startup import gpu_uuid; "
+                                 "print('gpus', torch.cuda.device_count(), gpu_uuid(0), "
+                                 "os.environ['EVALUATOR_HOST_GPU'])", device="cuda")
     assert outcome.exit_code == 0, outcome.logs
     assert "gpus 1 " in outcome.logs
+    # the UUID the judge reports is the one nvidia-smi gives the host's GPU of that index
+    index = LIMITS.gpu_index or 0
+    listed = dict(line.split(", ") for line in subprocess.run(
+        ["nvidia-smi", "--query-gpu=index,uuid", "--format=csv,noheader"], capture_output=True, text=True,
+        check=True).stdout.splitlines())
+    assert f"gpus 1 {listed[str(index)]} {index}" in outcome.logs, (outcome.logs, listed)
+    assert gpu_uuid(0).startswith("GPU-")
 
 
 def test_gpu_out_of_service_flag(tmp_path, monkeypatch):

@@ -59,6 +59,9 @@ def _result_context(request, submission: Submission) -> dict:
         "logs": logs[-LOG_TAIL_CHARS:],
         "logs_truncated": len(logs) > LOG_TAIL_CHARS,
         "device_name": device_name,
+        # which of the host's GPUs ran it, by index and UUID (two workers on two GPUs)
+        "gpu_index": report.get("gpu_index"),
+        "gpu_uuid": report.get("gpu_uuid") or "",
         "tryout": words.is_tryout(submission.device_type),
         "versions": words.versions(submission),
         "calibration": selectors.calibration_for_task(task=submission.task, device_type=submission.device_type),
