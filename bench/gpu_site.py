@@ -108,7 +108,7 @@ def setup(out: Path) -> None:
     if wheels:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", *wheels], check=True)
     link_venv()
-    check = subprocess.run([PY, "-c", "import django, celery, torch, triton; print(django.__version__, "
+    check = subprocess.run([PY, "-c", "import django, celery, ninja, uvicorn, a2wsgi, torch, triton; print(django.__version__, "
                             "celery.__version__, torch.__version__, triton.__version__, torch.cuda.get_device_name())"],
                            capture_output=True, text=True, env=env())
     gpus = subprocess.run(["nvidia-smi", "--query-gpu=index,name,uuid,driver_version", "--format=csv,noheader"],
@@ -391,7 +391,7 @@ def calibrate(out: Path) -> None:
     cache = ROOT / "var" / "sandbox" / "judge-cache"  # the site's, warmed by `make run`
     if cache.is_dir():
         e["EVALUATOR_JUDGE_CACHE"] = str(cache)
-    busy = [line for line in _ps() if "celery" in line or "runserver" in line or "bwrap" in line]
+    busy = [line for line in _ps() if "celery" in line or "uvicorn" in line or "bwrap" in line]
     t = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "evaluator", "calibrate", "--device", "cuda", "--json", str(path),
                         *[a for n in names for a in ("--task", n)]], cwd=ROOT, capture_output=True, text=True, env=e)
@@ -407,7 +407,7 @@ def stop(out: Path) -> None:
     except ProcessLookupError:
         pass
     time.sleep(10)
-    record(out, stage="stop", left=[line for line in _ps() if "celery" in line or "runserver" in line])
+    record(out, stage="stop", left=[line for line in _ps() if "celery" in line or "uvicorn" in line])
 
 
 STAGES = {"setup": setup, "start": start, "users": users, "examples": examples, "modes": modes, "cheats": cheats,

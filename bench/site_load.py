@@ -225,8 +225,9 @@ def seed(n_submissions: int, n_users: int, reseed: bool) -> dict:
 
 
 class Server:
-    def __init__(self, env: dict, port: int, workers: int, threads: int):
-        self.env, self.port, self.workers, self.threads = env, port, workers, threads
+    def __init__(self, env: dict, port: int, workers: int, threads: int, app: str = "leaderboard.asgi:application",
+                 extra: tuple[str, ...] = ()):
+        self.env, self.port, self.workers, self.threads, self.app, self.extra = env, port, workers, threads, app, extra
         self.proc = None
 
     def __enter__(self):
@@ -235,9 +236,9 @@ class Server:
         # as deployed (docs/deployment.md): uvicorn on the ASGI application, WEB_THREADS requests
         # inside Django per process
         self.proc = subprocess.Popen(
-            [str(uvicorn), "leaderboard.asgi:application", "--host", "127.0.0.1", "--port", str(self.port),
+            [str(uvicorn), self.app, "--host", "127.0.0.1", "--port", str(self.port),
              "--workers", str(self.workers), "--backlog", "512", "--timeout-keep-alive", "30", "--lifespan", "off",
-             "--no-server-header", "--log-level", "warning"],
+             "--no-server-header", "--log-level", "warning", *self.extra],
             cwd=ROOT, env={**os.environ, **self.env, "WEB_THREADS": str(self.threads)}, stdout=self.log,
             stderr=subprocess.STDOUT, start_new_session=True,
         )
@@ -631,7 +632,7 @@ def markdown(args, seeded: dict, runs: list[dict], burst: dict | None, api: dict
     lines = [
         f"Run {datetime.now(dt_timezone.utc):%Y-%m-%d %H:%M} UTC on {os.cpu_count()} CPU cores; "
         f"{seeded['submissions']:,} submissions in PostgreSQL; uvicorn {args.workers} workers x "
-        f"{args.threads} requests inside Django (WEB_THREADS), DEBUG off; {args.clients} concurrent keep-alive clients, "
+        f"{args.threads} Django threads (WEB_THREADS), app {args.app}{' ' + args.server_args if args.server_args else ''}, DEBUG off; {args.clients} concurrent keep-alive clients, "
         f"no think time, {args.duration} s per run, client: {runs[0]['client'] if runs else '-'}."
     ]
     if api:
@@ -724,6 +725,11 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=8)
     ap.add_argument("--client", choices=["auto", "wrk", "threads"], default="auto")
+    ap.add_argument("--app", default="leaderboard.asgi:application",
+                    help="the ASGI application uvicorn serves (bench.asgi_django:application: Django's own "
+                         "ASGI handler, for comparison)")
+    ap.add_argument("--server-args", default="", help="more arguments for uvicorn (--http h11 --loop asyncio: "
+                                                      "its pure-Python parser and loop)")
     ap.add_argument("--write", help="append the markdown result to this file")
     ap.add_argument("--json", help="write every figure of the run to this file as JSON")
     args = ap.parse_args(argv)
@@ -749,7 +755,7 @@ def main(argv=None) -> int:
     api = api_callers()
     wanted = [t for t in targets(api) if not args.only or any(o in t["name"] for o in args.only.split(","))]
     try:
-        with Server(env, args.port, args.workers, args.threads) as server:
+        with Server(env, args.port, args.workers, args.threads, args.app, tuple(args.server_args.split())) as server:
             for target in wanted:
                 first = target.get("requests", [(target.get("path"), {})])[0]
                 target["cold_ms"] = cold_ms(server.url + first[0], first[1])

@@ -4,7 +4,8 @@ Its public face, the only names the site (leaderboard/) and the sandbox may impo
 package itself (tests/foundation/test_layers.py enforces it; docs/architecture.md lists them):
 
 - the upload check: `validate_source` (sentences for a form), `check_upload` (reason codes),
-  `MAX_BYTES`, `check_signature` (custom_kernel's parameters against a task's inputs);
+  `MAX_BYTES`, `check_signature` (custom_kernel's parameters against a task's inputs),
+  `parse_python` (ast.parse one thread at a time, for a threaded web server);
 - the report schema: `validate_report`, `ReportError`, `empty_report`, `verdict_for`, `CODES`,
   `MODES`, `DEVICES`, `time_split`;
 - profile mode's output: `PROFILE_FILE_MAX_BYTES` (the largest .ncu-rep the judge writes) and
@@ -27,10 +28,12 @@ from .report import CODES, DEVICES, MODES, ReportError, time_split, verdict_for
 from .report import empty as empty_report
 from .report import validate as validate_report
 from .upload import MAX_BYTES, check_signature, check_upload, validate_source
+from .upload import parse as parse_python
 from .words import state_word, status_word, verdict_word
 
 __all__ = ["CODES", "DEVICES", "MAX_BYTES", "MODES", "PROFILE_FILE_MAX_BYTES", "ReportError", "TASKS",
-           "calibrate_tasks", "check_signature", "check_upload", "empty_report", "get_task", "profile_summary",
+           "calibrate_tasks", "check_signature", "check_upload", "empty_report", "get_task", "parse_python",
+           "profile_summary",
            "progress_latest", "progress_words", "state_word", "status_word", "time_split", "validate_report",
            "validate_source", "verdict_for", "verdict_word"]
 

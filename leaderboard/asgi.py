@@ -1,30 +1,32 @@
 """The site as an ASGI application: what `make run` and a deployment serve with uvicorn.
 
-ASGI rather than WSGI for one reason: a client waiting on `GET /api/submissions/<id>?wait=S`
-is a coroutine, not a thread (leaderboard/asgi_wait.py, the layer in front of Django); the rest of
-the site runs as before, its views on Django's threads, at most settings.WEB_THREADS at once
-(leaderboard/asgi_slots.py), with their database connections from a pool of that size
-(DATABASE_POOL=1, leaderboard/settings.py).
+ASGI for one reason: a client waiting on `GET /api/submissions/<id>?wait=S` is a coroutine, not a
+thread (leaderboard/asgi_wait.py, the layer in front of Django). Django itself runs as the WSGI
+application it is, inside the ASGI server on a fixed pool of WEB_THREADS threads (a2wsgi's
+WSGIMiddleware): each thread keeps its persistent database connection, a request costs one hop
+into the pool, and requests beyond the pool wait their turn as coroutines. Django's own ASGI
+handler was measured and set aside: it runs each sync request on a new thread of its own, with a
+hop per middleware, and served a cached task page at a quarter of the rate or less
+(docs/bench/site-load.md, "The web server").
 
-SERVE_STATIC=1 (scripts/run.sh sets it) adds Django's own static files handler, which serves
+SERVE_STATIC=1 (scripts/web.sh sets it) adds Django's own static files handler, which serves
 static/ as `runserver --insecure` did: a development stack has no proxy in front of it. A
 deployment leaves it unset and its proxy serves var/staticfiles/.
 """
 import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
-os.environ.setdefault("DATABASE_POOL", "1")
 
-from django.conf import settings  # noqa: E402 - after the environment above
-from django.core.asgi import get_asgi_application  # noqa: E402
+from a2wsgi import WSGIMiddleware  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.core.wsgi import get_wsgi_application  # noqa: E402
 
-django_application = get_asgi_application()
+django_application = get_wsgi_application()
 if os.environ.get("SERVE_STATIC") == "1":
-    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+    from django.contrib.staticfiles.handlers import StaticFilesHandler
 
-    django_application = ASGIStaticFilesHandler(django_application)
+    django_application = StaticFilesHandler(django_application)
 
-from leaderboard.asgi_slots import Slots  # noqa: E402 - after Django's set-up
-from leaderboard.asgi_wait import WaitLayer  # noqa: E402
+from leaderboard.asgi_wait import WaitLayer  # noqa: E402 - after Django's set-up
 
-application = WaitLayer(Slots(django_application, settings.WEB_THREADS))
+application = WaitLayer(WSGIMiddleware(django_application, workers=settings.WEB_THREADS))

@@ -3,7 +3,6 @@
 page for a 405 (Django's views send it empty), and the CSRF failure in either form."""
 
 from django.http import HttpResponseNotAllowed
-from django.utils.deprecation import MiddlewareMixin
 
 from leaderboard.api.errors import error_response, from_response
 
@@ -14,13 +13,16 @@ def _is_json(response) -> bool:
     return response.get("Content-Type", "").startswith("application/json")
 
 
-class ApiErrorsMiddleware(MiddlewareMixin):
+class ApiErrorsMiddleware:
     """Outermost: it sees the answers of every other middleware and of Django's handlers too.
     The API's own errors are already in the shape; what Django or a middleware answered (an
-    unknown path, a 405, TRACE, a 500) is put into it here. (MiddlewareMixin: it runs under WSGI
-    and ASGI alike, leaderboard/middleware.py.)"""
+    unknown path, a 405, TRACE, a 500) is put into it here."""
 
-    def process_response(self, request, response):
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
         if not request.path.startswith(API_PREFIX) or response.status_code < 400 or _is_json(response):
             return response
         return from_response(response)
@@ -38,10 +40,14 @@ def csrf_failure(request, reason=""):
     return page(request, reason)
 
 
-class NotAllowedPageMiddleware(MiddlewareMixin):
+class NotAllowedPageMiddleware:
     """A GET on a POST-only address (log out, publish, revoke) gets a page that says so."""
 
-    def process_response(self, request, response):
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
         if isinstance(response, HttpResponseNotAllowed) and not response.content \
                 and not request.path.startswith(API_PREFIX):
             from leaderboard.web.views.errors import not_allowed

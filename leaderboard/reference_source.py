@@ -11,6 +11,8 @@ import ast
 import inspect
 import linecache
 
+from evaluator import parse_python
+
 
 def reference_source(func) -> str:
     """`func`'s source, preceded by every top-level function, class and constant of its module that
@@ -18,7 +20,7 @@ def reference_source(func) -> str:
     own = inspect.getsource(func)
     try:
         text = "".join(linecache.getlines(inspect.getsourcefile(func), func.__globals__))
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except (OSError, TypeError, SyntaxError, AttributeError):
         return own
     defined = _top_level_definitions(tree)

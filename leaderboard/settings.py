@@ -105,14 +105,10 @@ else:
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
         }
     }
-# The ASGI web process (leaderboard/asgi.py sets DATABASE_POOL=1) runs each request on a thread of
-# its own, so a persistent connection would stay behind with a thread that is gone: it borrows one
-# from Django's psycopg pool instead. WEB_THREADS is both the pool's size and how many requests
-# that process lets into Django at once (leaderboard/asgi_slots.py); the others wait as coroutines.
+# The web server's threads that run Django, per process (leaderboard/asgi.py): the requests it
+# runs at once, each thread with its own persistent database connection; the others wait their
+# turn as coroutines.
 WEB_THREADS = envint("WEB_THREADS", 16)
-if DATABASE_URL and os.environ.get("DATABASE_POOL") == "1":
-    DATABASES["default"].update(CONN_MAX_AGE=0, OPTIONS={"pool": {"min_size": 2, "max_size": WEB_THREADS,
-                                                                  "timeout": 30}})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

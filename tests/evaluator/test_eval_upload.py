@@ -91,3 +91,39 @@ def test_the_signature_check_names_what_the_task_passes_and_what_the_file_takes(
 
 def test_the_signature_check_has_nothing_to_say_without_the_tasks_inputs():
     assert check_signature("def custom_kernel():\n    return 0\n", (), "unknown") == []
+
+
+def test_uploads_checked_on_many_threads_parse_one_at_a_time(monkeypatch):
+    """The web server checks uploads on several threads; CPython 3.11's AST builder cannot build
+    two trees at once (evaluator/upload.py, parse): every parse of the checks takes its turn."""
+    import ast
+    import threading
+    import time
+
+    from evaluator import scan, upload
+
+    inside, most = [0], [0]
+    real = ast.parse
+    guard = threading.Lock()
+
+    def slow_parse(*args, **kwargs):
+        with guard:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        time.sleep(0.01)  # long enough for the other threads to arrive
+        try:
+            return real(*args, **kwargs)
+        finally:
+            with guard:
+                inside[0] -= 1
+
+    monkeypatch.setattr(upload.ast, "parse", slow_parse)
+    source = "def custom_kernel(x):\n    return x\n"
+    work = [lambda: upload.check_upload(source), lambda: upload.check_signature(source, ["x"], "t"),
+            lambda: scan.scan(source)] * 4
+    threads = [threading.Thread(target=w) for w in work]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1
