@@ -9,8 +9,9 @@ layer only decides when. A waiter costs Django one request at the start and one 
 
 Why here and not in an async view: Django runs a request's sync parts (middleware, the token
 check) on a thread of that request's own, which it keeps until the request ends, so a waiting
-view would hold one idle thread per client. Between its requests to Django the layer holds a
-coroutine and a Redis socket, no thread and no database connection.
+view would hold one idle thread per client. Between its requests to Django a waiter is a
+coroutine and an asyncio event (the process listens on one Redis connection for all of them), with
+no thread and no database connection.
 
 A value of `wait` that is not a whole number from 1 to 60 goes to Django untouched, whose 400
 names the bounds (and 0 is answered at once).
@@ -28,7 +29,7 @@ from leaderboard import finish_wait
 log = logging.getLogger(__name__)
 
 PATH = re.compile(r"/api/submissions/(\d+)")
-WAIT_MAX_S = 60
+WAIT_MAX_S = 60  # the view's bound too (leaderboard/api/views.py)
 
 
 def _wait_seconds(query: list[tuple[str, str]]) -> int | None:

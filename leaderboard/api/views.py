@@ -25,6 +25,7 @@ from leaderboard.api.auth import AUTH_REQUIRED, OPTIONAL_SECURITY, TOKEN, TOKEN_
 from leaderboard.api.errors import Refusal, documented
 from leaderboard.api.schemas import (Leaderboard, SourceOut, SubmissionForm, SubmissionIn, SubmissionOut,
                                      SubmissionPage, TaskList)
+from leaderboard.asgi_wait import WAIT_MAX_S
 from leaderboard.models import Submission, Task
 from leaderboard.web import pagecache
 
@@ -290,9 +291,6 @@ def _whole_number(name: str, default: int, high: int | None = None, low: int = 1
         return n
 
     return Annotated[int, Field(ge=low, le=high), BeforeValidator(check)]
-
-
-WAIT_MAX_S = 60
 
 
 class DetailQuery(BaseModel):
