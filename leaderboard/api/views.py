@@ -319,11 +319,10 @@ def submission_detail(request, submission_id: int, query: Query[DetailQuery]):
     anyone else (no token needed). `source` links to the code wherever the caller may read it;
     the code itself stays out of here, which clients poll while the evaluation runs. With
     `?wait=S` the answer waits until the submission finishes or S seconds pass: one request
-    instead of a polling loop.
-
-    The waiting is the ASGI server's (leaderboard/asgi_wait.py): it asks this view without
-    `wait`, holds an unfinished answer and asks again when the submission finishes. What reaches
-    the view is validated here (0 to 60) and answered at once."""
+    instead of a polling loop."""
+    # The waiting is the web server's (leaderboard/asgi_wait.py): it asks this view without
+    # `wait`, holds an unfinished answer and asks again when the submission finishes. A `wait`
+    # that reaches the view (a WSGI server, a bad value) is checked here and answered at once.
     return _detail(request, submission_id)
 
 
