@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
 import time
 import weakref
 from typing import Awaitable, Callable
@@ -90,7 +91,8 @@ class Hub:
             client = aioredis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2)
             try:
                 pubsub = client.pubsub(ignore_subscribe_messages=True)
-                await pubsub.psubscribe(self.prefix + "*")
+                # the database's name (a SQLite path under make run) matched as it is, not as a glob
+                await pubsub.psubscribe(re.sub(r"([\[\]*?\\])", r"\\\1", self.prefix) + "*")
                 self.listening.set()
                 if self.lost:  # what finished meanwhile was announced to nobody: everyone reads again
                     self.lost = False

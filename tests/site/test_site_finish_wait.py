@@ -116,3 +116,26 @@ def test_a_finish_announced_to_nobody_is_read_when_the_hub_listens_again(live_re
 
     done, took = run(scenario())
     assert done is True and took < 3, took
+
+
+def test_a_database_name_with_glob_characters_is_matched_as_it_is(live_redis, monkeypatch):
+    """The channel carries the database's name (under make run, a SQLite path): the listener's
+    pattern matches it literally, so a path with [ ] * ? in it still wakes its waiters."""
+    monkeypatch.setattr(finish_wait, "_prefix", lambda: "lb:finished:/tmp/site[1]*?/db.sqlite3:")
+    state = {"finished": False}
+
+    async def is_finished():
+        return state["finished"]
+
+    async def scenario():
+        waiting = asyncio.ensure_future(finish_wait.wait(12, 10, is_finished))
+        await asyncio.wait_for(finish_wait.hub().listening.wait(), 5)
+        await asyncio.sleep(0.3)
+        state["finished"] = True
+        publish_later(live_redis, 12, 0.0)
+        started = time.monotonic()
+        done = await waiting
+        return done, time.monotonic() - started
+
+    done, took = run(scenario())
+    assert done is True and took < 1.0, took
