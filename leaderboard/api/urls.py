@@ -1,4 +1,4 @@
-"""The API under /api/, as one django-ninja app: its operations (views.py, competition_views.py),
+"""The API under /api/, as one django-ninja app: its operations (views.py, task_views.py, competition_views.py),
 its schema at /api/openapi.json and the page to read and try it at /api/docs (Swagger UI, from
 ninja's own static files: no CDN). URL names live in the namespace "api" ("api:submission").
 
@@ -9,7 +9,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 from ninja import NinjaAPI
 
-from leaderboard.api import competition_views, errors, views
+from leaderboard.api import competition_views, errors, task_views, views
 
 DESCRIPTION = """\
 The leaderboard's API for scripts and agents: submit a kernel, follow it to its verdict, read the
@@ -38,7 +38,7 @@ api = NinjaAPI(title="Kernel leaderboard API", version="1", description=DESCRIPT
                docs_decorator=get_only)
 errors.install(api)
 api.add_router("", views.router)
-api.add_router("", views.tasks)
+api.add_router("", task_views.tasks)
 api.add_router("", competition_views.router)
 
 app_name = "api"

@@ -1,5 +1,6 @@
-"""The JSON API for scripts and agents: submit, status and result, leaderboards (the competitions'
-part is leaderboard/api/competition_views.py), as django-ninja operations on `router`.
+"""The JSON API for scripts and agents: submit, status and result, as django-ninja operations on
+`router` (the tasks and their boards are leaderboard/api/task_views.py, the competitions
+leaderboard/api/competition_views.py).
 
 Errors are raised as errors.Refusal and answered in the API's one error shape. Uploads go through
 the same service as the browser form, so validation and the per-user rate limit are the same.
@@ -11,8 +12,6 @@ from typing import Annotated, Optional
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, ValidationError
-from django.core.serializers.json import DjangoJSONEncoder
-from django.http import HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from django.urls import reverse
 from ninja import Header, Query, Router, Status
@@ -20,14 +19,12 @@ from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
 from pydantic import ValidationError as SchemaError
 from pydantic_core import PydanticCustomError
 
-from leaderboard import profiling, queue_reads, routing, selectors, services
+from leaderboard import profiling, queue_reads, selectors, services
 from leaderboard.api.auth import AUTH_REQUIRED, OPTIONAL_SECURITY, TOKEN, TOKEN_OPTIONAL
 from leaderboard.api.errors import Refusal, documented
-from leaderboard.api.schemas import (Leaderboard, SourceOut, SubmissionForm, SubmissionIn, SubmissionOut,
-                                     SubmissionPage, TaskList)
+from leaderboard.api.schemas import SourceOut, SubmissionForm, SubmissionIn, SubmissionOut, SubmissionPage
 from leaderboard.asgi_wait import WAIT_MAX_S
-from leaderboard.models import Submission, Task
-from leaderboard.web import pagecache
+from leaderboard.models import Submission
 
 router = Router(tags=["submissions"])
 
@@ -403,70 +400,4 @@ def submission_list(request, query: Query[ListQuery]):
         "next": link(query.page + 1) if query.page < pages else None,
         "previous": link(query.page - 1) if query.page > 1 else None,
         "results": [submission_json(request, sub, summary=True) for sub in rows],
-    }
-
-
-# --- tasks and their leaderboards --------------------------------------------------------------------
-
-tasks = Router(tags=["tasks"])
-
-
-def _public(request, schema, build) -> HttpResponse:
-    """A public read, the same for every caller: its JSON kept per address and data fingerprint,
-    as the public pages are (leaderboard/web/pagecache.py: a change shows within seconds, one
-    request rebuilds while the others get the previous bytes). The body is checked against its
-    schema when it is built, as ninja checks the others on each answer. A refusal is never kept."""
-    def render() -> bytes:
-        return json.dumps(schema.model_validate(build()).model_dump(mode="json"),
-                          cls=DjangoJSONEncoder).encode()
-
-    return HttpResponse(pagecache.cached("api:" + request.build_absolute_uri(), render),
-                        content_type="application/json")
-
-
-@tasks.get("/tasks", summary="Tasks", url_name="tasks", response={200: TaskList, **documented()})
-def task_list(request):
-    """Every task, with its best ranked speedup over torch.compile and its number of submissions."""
-    return _public(request, TaskList, lambda: {"tasks": [
-        {"name": t.name, "title": t.title, "signature": t.signature, "best_speedup_vs_compile": t.best_speedup,
-         "submissions": t.submission_count,
-         "leaderboard": request.build_absolute_uri(reverse("api:leaderboard", args=[t.name]))}
-        for t in selectors.task_list_with_stats()
-    ]})
-
-
-@tasks.get("/tasks/{slug:name}/leaderboard", summary="A task's leaderboard", url_name="leaderboard",
-           response={200: Leaderboard, **documented(400, 404)})
-def leaderboard(request, name: str, device: Optional[str] = None):
-    """The ranked entries of one device type (default: the site's own); `device_types` lists the
-    boards there are."""
-    return _public(request, Leaderboard, lambda: _board(request, name, device))
-
-
-def _board(request, name: str, device: Optional[str]) -> dict:
-    task = Task.objects.filter(name=name).first()
-    if task is None:
-        raise Refusal(404, f"No task named {name!r}.", "unknown_task")
-    device_types = selectors.device_types_for_task(task=task)
-    device_type = device or routing.default_device_type()
-    # the boards that exist: the task's device types and the one this site evaluates on; any
-    # other name is a typo, answered as one rather than as an empty board of that name
-    known = sorted(set(device_types) | {routing.default_device_type()})
-    if device_type not in known:
-        raise Refusal(400, f"No device type {device_type[:80]!r} for task {task.name!r}: use one of "
-                           f"{', '.join(known)}.", "unknown_device", device_types=known)
-    entries = selectors.leaderboard_for_task(task=task, device_type=device_type)
-    code_open = selectors.code_open_reasons(submissions=entries)
-    return {
-        "task": task.name,
-        "device_type": device_type,
-        "device_types": device_types,
-        "entries": [
-            {"rank": e.rank, "user": e.user.username, "submission": e.pk,
-             "page": link(request, "submission_detail", e.pk),
-             "code_open": bool(code_open[e.pk]),
-             "speedup_vs_compile": e.speedup_vs_compile, "speedup_vs_eager": e.speedup_vs_eager,
-             "pct_of_floor": e.pct_of_floor, "gpu_name": e.gpu_name, "created_at": iso_utc(e.created_at)}
-            for e in entries
-        ],
     }

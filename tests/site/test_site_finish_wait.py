@@ -43,23 +43,29 @@ def publish_later(client, pk: int, after_s: float):
     threading.Thread(target=send, daemon=True).start()
 
 
-def test_the_announcement_of_its_submission_wakes_the_waiter_at_once(live_redis):
-    state = {"finished": False, "reads": 0}
-
+def finish_while_waiting(pk: int, state: dict, then) -> tuple[bool, float]:
+    """A waiter on `pk` whose row reads state["finished"]; once the hub listens, the row is
+    finished and `then()` runs (an announcement, or none). (its result, seconds from then on)"""
     async def is_finished():
-        state["reads"] += 1
+        state["reads"] = state.get("reads", 0) + 1
         return state["finished"]
 
     async def scenario():
-        waiting = asyncio.ensure_future(finish_wait.wait(7, 15, is_finished))
-        await asyncio.sleep(0.5)
+        waiting = asyncio.ensure_future(finish_wait.wait(pk, 15, is_finished))
+        await asyncio.wait_for(finish_wait.hub().listening.wait(), 5)
+        await asyncio.sleep(0.3)
         state["finished"] = True  # the row is written, then announced
-        publish_later(live_redis, 7, 0.0)
+        await asyncio.to_thread(then)
         started = time.monotonic()
         done = await waiting
         return done, time.monotonic() - started
 
-    done, took = run(scenario())
+    return run(scenario())
+
+
+def test_the_announcement_of_its_submission_wakes_the_waiter_at_once(live_redis):
+    state = {"finished": False}
+    done, took = finish_while_waiting(7, state, lambda: publish_later(live_redis, 7, 0.0))
     assert done is True and took < 1.0, took
     # at once, again when the hub listens (a finish in between is not announced to it), on the message
     assert state["reads"] == 3
@@ -99,22 +105,8 @@ def test_without_redis_the_reads_alone_end_the_wait(settings, monkeypatch):
 def test_a_finish_announced_to_nobody_is_read_when_the_hub_listens_again(live_redis):
     """The hub's connection is cut (a Redis restart, a network blip): the finish meanwhile reaches
     no one, so every waiter reads again once the hub listens again."""
-    state = {"finished": False}
-
-    async def is_finished():
-        return state["finished"]
-
-    async def scenario():
-        waiting = asyncio.ensure_future(finish_wait.wait(11, 15, is_finished))
-        await asyncio.wait_for(finish_wait.hub().listening.wait(), 5)
-        await asyncio.sleep(0.3)
-        state["finished"] = True  # and no message
-        await asyncio.to_thread(live_redis.client_kill_filter, _type="pubsub")
-        started = time.monotonic()
-        done = await waiting
-        return done, time.monotonic() - started
-
-    done, took = run(scenario())
+    done, took = finish_while_waiting(11, {"finished": False},
+                                      lambda: live_redis.client_kill_filter(_type="pubsub"))  # and no message
     assert done is True and took < 3, took
 
 
@@ -122,20 +114,5 @@ def test_a_database_name_with_glob_characters_is_matched_as_it_is(live_redis, mo
     """The channel carries the database's name (under make run, a SQLite path): the listener's
     pattern matches it literally, so a path with [ ] * ? in it still wakes its waiters."""
     monkeypatch.setattr(finish_wait, "_prefix", lambda: "lb:finished:/tmp/site[1]*?/db.sqlite3:")
-    state = {"finished": False}
-
-    async def is_finished():
-        return state["finished"]
-
-    async def scenario():
-        waiting = asyncio.ensure_future(finish_wait.wait(12, 10, is_finished))
-        await asyncio.wait_for(finish_wait.hub().listening.wait(), 5)
-        await asyncio.sleep(0.3)
-        state["finished"] = True
-        publish_later(live_redis, 12, 0.0)
-        started = time.monotonic()
-        done = await waiting
-        return done, time.monotonic() - started
-
-    done, took = run(scenario())
+    done, took = finish_while_waiting(12, {"finished": False}, lambda: publish_later(live_redis, 12, 0.0))
     assert done is True and took < 1.0, took
