@@ -4,6 +4,11 @@ WORKER_ALIVE_TTL_S after the last renewal). A worker killed with SIGKILL renews 
 is gone within the TTL without anyone having to notice the death: /healthz, the submission page and
 the repair job read the keys.
 
+Redis keeps no data across a restart here (no persistence), so right after one every key is gone
+though every worker lives; a worker puts its key back within two renewals. Until Redis has been up
+for a TTL, `alive_nodes` says "unknown", and the repair job does not take a missing key for a
+dead worker (the row's own heartbeat still tells).
+
 Redis rather than Celery's own heartbeat events: those need task events on and a process that
 listens to them all the time, where a key with an expiry is one read away for any process."""
 from __future__ import annotations
@@ -55,6 +60,16 @@ def live_workers(client=None, *, queue: str = "*") -> dict[str, list[str]] | Non
 
 
 def alive_nodes(client=None) -> set[str] | None:
+    """The workers whose key lives, or None when that says nothing: Redis unreadable, or up for
+    less than a TTL (restarted: the live workers have not put their keys back yet)."""
+    try:
+        client = client or _client()
+        uptime = int(client.info("server")["uptime_in_seconds"])
+    except Exception as exc:
+        log.warning("could not read Redis's uptime: %s", exc)
+        return None
+    if uptime < settings.WORKER_ALIVE_TTL_S:
+        return None
     workers = live_workers(client)
     return None if workers is None else {node for nodes in workers.values() for node in nodes}
 

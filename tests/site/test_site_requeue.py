@@ -105,7 +105,7 @@ def test_a_submission_whose_worker_has_no_heartbeat_key_is_queued_again_at_once(
         task, owner, eval_queue, redis_client, settings, django_capture_on_commit_callbacks):
     from leaderboard import liveness
 
-    settings.WORKER_ALIVE_TTL_S = 30
+    settings.WORKER_ALIVE_TTL_S = 3  # the test Redis has been up longer (liveness.alive_nodes)
     gone = _running(task, owner, heartbeat_age_s=5, worker="gone@gpu0")
     live = _running(task, owner, heartbeat_age_s=5, worker="live@gpu1")
     fresh = _running(task, owner, heartbeat_age_s=0, worker="new@gpu2")  # claimed just now: not judged yet
