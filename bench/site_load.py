@@ -760,13 +760,19 @@ def main(argv=None) -> int:
                 first = target.get("requests", [(target.get("path"), {})])[0]
                 target["cold_ms"] = cold_ms(server.url + first[0], first[1])
             for target in wanted:
-                # every worker process builds its own cache: warm them all before measuring (short
-                # runs until one shows no request slower than a second, i.e. none waited for a
-                # build; at most --warmup seconds), then measure idle, then with new results
-                cached = target.get("path", "").startswith(("/tasks", "/api/tasks")) or target.get("path") == "/"
-                deadline = time.monotonic() + (args.warmup if cached else 0)
+                # every worker process builds its own cache (every target is cached: the pages and
+                # the public reads by pagecache, a caller's own reads by api/owncache, one key per
+                # address and caller): warm them all before measuring, with short runs until one
+                # shows no request slower than a second (none waited for a page's build) and, for
+                # a target that rotates through addresses, every address was asked about ten times
+                # per process; at most --warmup seconds. Then measure idle, then with new results.
+                deadline = time.monotonic() + args.warmup
+                wanted_requests = 10 * len(target.get("requests") or [()]) * args.workers
+                sent = 0
                 while time.monotonic() < deadline:
-                    if measure(server.url + (target.get("path") or "/"), args.clients, 2, target.get("requests"))["max_ms"] < 1000:
+                    warm = measure(server.url + (target.get("path") or "/"), args.clients, 2, target.get("requests"))
+                    sent += warm["requests"]
+                    if warm["max_ms"] < 1000 and sent >= wanted_requests:
                         break
                 for churn in (False, True) if args.churn else (False,):
                     result = run_target(measure, server, target, args, churn)

@@ -34,3 +34,24 @@ from leaderboard.asgi_body import DrainBody  # noqa: E402 - after Django's set-u
 from leaderboard.asgi_wait import WaitLayer  # noqa: E402
 
 application = WaitLayer(DrainBody(WSGIMiddleware(django_application, workers=settings.WEB_THREADS)))
+
+
+def _freeze_what_lives_for_good() -> None:
+    """Everything imported at start-up lives as long as the process: moved out of the garbage
+    collector's sight, a full collection scans a third as many objects. Those collections stop
+    every thread of the process; at 170,000 objects they took 60-115 ms under load and made the
+    slowest percent of all requests (docs/bench/site-load.md, "Pauses"). The modules the first
+    requests would import (the URL patterns and the API behind them, the charts' Plotly) are
+    imported first, so that they are frozen too."""
+    import gc
+
+    from django.urls import get_resolver
+
+    import leaderboard.web.charts  # noqa: F401 - Plotly's figure classes
+
+    get_resolver().url_patterns  # imports every view module and builds the API's operations
+    gc.collect()
+    gc.freeze()
+
+
+_freeze_what_lives_for_good()

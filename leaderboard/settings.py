@@ -109,6 +109,13 @@ else:
 # runs at once, each thread with its own persistent database connection; the others wait their
 # turn as coroutines.
 WEB_THREADS = envint("WEB_THREADS", 16)
+# The API keeps a caller's reads of their own work (leaderboard/api/owncache.py): an answer that
+# names an unfinished submission at most this long (its place in line and time elapsed move)
+API_OWN_UNFINISHED_MAX_AGE_S = envint("API_OWN_UNFINISHED_MAX_AGE_S", 2)
+API_OWN_CACHE_MAX_BYTES = envint("API_OWN_CACHE_MAX_BYTES", 32 << 20)
+# a queued submission's place in line and its task's typical duration, read at most this often per
+# process (leaderboard/queue_reads.py)
+QUEUE_READS_MAX_AGE_S = envint("QUEUE_READS_MAX_AGE_S", 1)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

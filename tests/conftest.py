@@ -134,9 +134,13 @@ def _site_settings(request):
     # every request and rebuild at once, from an empty cache: a test sees its own writes
     settings.WEB_FINGERPRINT_MAX_AGE_S = 0
     settings.WEB_REBUILD_MIN_INTERVAL_S = 0
+    settings.QUEUE_READS_MAX_AGE_S = 0
+    settings.API_OWN_UNFINISHED_MAX_AGE_S = 0
+    from leaderboard.api import owncache
     from leaderboard.web import pagecache
 
     pagecache.clear()
+    owncache.clear()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, ValidationError
+from django.core.serializers.json import DjangoJSONEncoder
 from django.http.multipartparser import MultiPartParserError
 from django.urls import reverse
 from ninja import Header, Query, Router, Status
@@ -20,7 +21,9 @@ from pydantic import ValidationError as SchemaError
 from pydantic_core import PydanticCustomError
 
 from leaderboard import profiling, queue_reads, selectors, services
-from leaderboard.api.auth import AUTH_REQUIRED, OPTIONAL_SECURITY, TOKEN, TOKEN_OPTIONAL
+from leaderboard.api import owncache
+from leaderboard.api.auth import (AUTH_REQUIRED, OPTIONAL_SECURITY, TOKEN, TOKEN_OPTIONAL, TOKEN_OPTIONAL_STAMPED,
+                                  TOKEN_STAMPED)
 from leaderboard.api.errors import Refusal, documented
 from leaderboard.api.schemas import SourceOut, SubmissionForm, SubmissionIn, SubmissionOut, SubmissionPage
 from leaderboard.asgi_wait import WAIT_MAX_S
@@ -296,6 +299,12 @@ class DetailQuery(BaseModel):
         "answers as soon as it does, or with the state at that time. 0: at once."))
 
 
+def _render(schema, data: dict) -> bytes:
+    """The body ninja answers for `data` under `schema` (exclude_unset), made here for owncache."""
+    return json.dumps(schema.model_validate(data).model_dump(mode="json", exclude_unset=True),
+                      cls=DjangoJSONEncoder).encode()
+
+
 def _detail(request, submission_id: int) -> dict:
     sub, own = _readable(request, submission_id)
     reason = selectors.code_open_reason(submission=sub)
@@ -309,7 +318,7 @@ def _detail(request, submission_id: int) -> dict:
     return data
 
 
-@router.get("/submissions/{int:submission_id}", summary="One submission", auth=TOKEN_OPTIONAL, url_name="submission",
+@router.get("/submissions/{int:submission_id}", summary="One submission", auth=TOKEN_OPTIONAL_STAMPED, url_name="submission",
             exclude_unset=True, openapi_extra=OPTIONAL_SECURITY, response={200: SubmissionOut, **documented(400, 401, 404)})
 def submission_detail(request, submission_id: int, query: Query[DetailQuery]):
     """One submission: everything for its owner and staff, the public part of a public one for
@@ -320,7 +329,14 @@ def submission_detail(request, submission_id: int, query: Query[DetailQuery]):
     # The waiting is the web server's (leaderboard/asgi_wait.py): it asks this view without
     # `wait`, holds an unfinished answer and asks again when the submission finishes. A `wait`
     # that reaches the view (a WSGI server, a bad value) is checked here and answered at once.
-    return _detail(request, submission_id)
+    def build():
+        data = _detail(request, submission_id)
+        owner = Submission.objects.filter(pk=submission_id, user_id=request.user.pk).exists()
+        # a profile run's answer names its stored file, which its stamp does not follow
+        keep = owner and data["mode"] != Submission.Mode.PROFILE
+        return owncache.Built(_render(SubmissionOut, data), own=keep, unfinished=not data["finished"])
+
+    return owncache.answer(request, build)
 
 
 @router.get("/submissions/{int:submission_id}/source", summary="Its code", auth=TOKEN_OPTIONAL,
@@ -375,11 +391,20 @@ class ListQuery(BaseModel):
     task: Optional[str] = Field(None, description="Only this task's.")
 
 
-@router.get("/submissions", summary="Your submissions", auth=TOKEN, url_name="submission-list",
+@router.get("/submissions", summary="Your submissions", auth=TOKEN_STAMPED, url_name="submission-list",
             exclude_unset=True, response={200: SubmissionPage, **documented(400, 401, 404)})
 def submission_list(request, query: Query[ListQuery]):
     """Your own submissions, newest first, with the same fields as one submission minus logs,
     tests and per-shape rows."""
+    def build():
+        data = _page(request, query)
+        return owncache.Built(_render(SubmissionPage, data), own=True,
+                              unfinished=any(not row["finished"] for row in data["results"]))
+
+    return owncache.answer(request, build)
+
+
+def _page(request, query: ListQuery) -> dict:
     qs = selectors.submission_summaries_for_user(user=request.user)
     if query.task:
         # a NUL names no task, and PostgreSQL cannot even compare one

@@ -23,11 +23,11 @@ from leaderboard.services.pipeline import (fair_order, submission_claim, submiss
                                            submission_store_result, submissions_requeue_orphans,
                                            submissions_requeue_stuck)
 from leaderboard.services.submissions import submission_create
-from leaderboard.services.tokens import api_token_authenticate, api_token_create, api_token_revoke
+from leaderboard.services.tokens import api_token_authenticate, api_token_create, api_token_revoke, api_token_used
 
 __all__ = [
     "KeyReused", "NotAllowed", "QueueFull", "RateLimited",
-    "api_token_authenticate", "api_token_create", "api_token_revoke",
+    "api_token_authenticate", "api_token_create", "api_token_revoke", "api_token_used",
     "fair_order", "submission_approve", "submission_claim", "submission_claim_next", "submission_create",
     "submission_create_once", "submission_disqualify", "submission_enqueue", "submission_fail", "submission_heartbeat",
     "submission_publish", "submission_release_for_retry", "submission_rerun", "submission_set_phase",
