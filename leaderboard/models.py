@@ -141,8 +141,9 @@ class Submission(models.Model):
             # instead of all that user's rows (a place in line cost 0.6 s with 100,000 rows)
             models.Index(fields=["user", "-started_at"], name="sub_user_started",
                          condition=Q(started_at__isnull=False)),
-            # a user's unfinished rows: part of the API's per-user cache stamp (api/owncache.py)
+            # a user's unfinished rows and newest id: the API's per-user cache stamp (api/owncache.py)
             models.Index(fields=["user"], name="sub_user_active", condition=Q(status__in=["queued", "running"])),
+            models.Index(fields=["user", "id"], name="sub_user_id"),
             # the home page's and the API's best result per task: the first ranked row of the task
             models.Index(fields=["task", "-speedup_vs_compile", "created_at"], name="sub_task_best",
                          condition=Q(mode="ranked", status="done", verdict="verified", hidden=False,

@@ -4,13 +4,14 @@ own results then costs one database round trip per request instead of a dozen qu
 page of model instances (docs/bench/site-load.md).
 
 The stamp is read on every request, in one round trip of index lookups, so a kept answer is never
-older than the data it shows. It sums up the user's unfinished submissions (the partial index
-sub_user_active): their number, how many run, their attempts, their newest heartbeat and newest
-enqueue time. An upload enters that set with the newest enqueue time, a claim starts a run, each
-phase moves the heartbeat (services.pipeline), a finish leaves the set, a re-queue or a retry
-moves the status and the enqueue time; submissions are never deleted (the admin allows no
-deletion). It adds, for everyone, the newest audit entry, task update and competition change: an
-audit decision, a publish or withhold, a re-run, a freeze each write one of those.
+older than the data it shows. It has the user's newest submission id (an upload; an import of
+finished results: index sub_user_id) and sums up the user's unfinished submissions (the partial
+index sub_user_active): their number, how many run, their attempts, their newest heartbeat and
+newest enqueue time. A claim starts a run, each phase moves the heartbeat (services.pipeline), a
+finish leaves the set, a re-queue or a retry moves the status and the enqueue time; submissions
+are never deleted (the admin allows no deletion). It adds, for everyone, the newest audit entry,
+task update and competition change: an audit decision, a publish or withhold, a re-run, a freeze
+each write one of those.
 
 Two things move without the user's rows moving: an unfinished submission's place in line and its
 time elapsed. An answer that names an unfinished submission is kept at most
@@ -42,6 +43,7 @@ _lock = threading.Lock()
 _STAMP = (
     "count(s.id), sum(CASE WHEN s.status = 'running' THEN 1 ELSE 0 END), sum(s.attempts),"
     " max(s.heartbeat_at), max(s.enqueued_at),"
+    " (SELECT max(n.id) FROM {sub} n WHERE n.user_id = {user_id}),"
     " (SELECT max(id) FROM {audit}), (SELECT max(updated_at) FROM {task}),"
     " (SELECT max(updated_at) FROM {competition})"
 )
@@ -75,7 +77,8 @@ def _fetchone(sql: str, params: list):
 def user_stamp(user_id: int) -> tuple:
     """The stamp of this user's submissions (above)."""
     return tuple(_fetchone(("SELECT " + _STAMP + " FROM {sub} s WHERE s.user_id = %s"
-                            " AND s.status IN ('queued', 'running')").format(**_tables()), [user_id]))
+                            " AND s.status IN ('queued', 'running')").format(**_tables(), user_id="%s"),
+                           [user_id, user_id]))
 
 
 def token_stamp(key_hash: str) -> tuple[int, int, object, tuple] | None:
@@ -85,7 +88,8 @@ def token_stamp(key_hash: str) -> tuple[int, int, object, tuple] | None:
     row = _fetchone(("SELECT t.id, t.user_id, t.last_used_at, " + _STAMP + " FROM {token} t"
                      " JOIN {user} u ON u.id = t.user_id AND u.is_active"
                      " LEFT JOIN {sub} s ON s.user_id = t.user_id AND s.status IN ('queued', 'running')"
-                     " WHERE t.key_hash = %s GROUP BY t.id, t.user_id, t.last_used_at").format(**_tables()),
+                     " WHERE t.key_hash = %s GROUP BY t.id, t.user_id, t.last_used_at").format(
+                         **_tables(), user_id="t.user_id"),
                     [key_hash])
     return None if row is None else (row[0], row[1], row[2], tuple(row[3:]))
 

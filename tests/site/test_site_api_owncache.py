@@ -51,6 +51,10 @@ def test_every_change_shows_in_the_next_answer(client, task, owner, admin_user):
     # an upload
     services.submission_create(user=owner, task=task, source=waiting.source, filename="k.py", mode="test")
     assert _get(client, key, listing)["count"] == 3
+    # a finished result arriving without ever being queued (an import of results)
+    Submission.objects.create(user=owner, task=task, mode="test", device_type="cpu", source="x", filename="i.py",
+                              status="done", verdict="verified", report=report_for(task, device="cpu"))
+    assert _get(client, key, listing)["count"] == 4
     # a claim, then each phase
     claimed = services.submission_claim(submission_id=waiting.pk, worker="w")
     assert _get(client, key, detail)["status"] == "running"
