@@ -54,7 +54,8 @@ def stamped_token_user(request):
     token_id, user_id, last_used_at, stamp = found
     services.api_token_used(token_id=token_id, last_used_at=last_used_at)
     request.lb_stamp = (user_id, stamp)
-    return SimpleLazyObject(lambda: get_user_model().objects.get(pk=user_id))
+    # a user deleted since the token was read is nobody (a 401 or a 404 from the view, not a 500)
+    return SimpleLazyObject(lambda: get_user_model().objects.filter(pk=user_id).first() or AnonymousUser())
 
 
 class TokenAuth(APIKeyHeader):

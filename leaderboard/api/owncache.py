@@ -26,11 +26,13 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from datetime import timezone as dt_timezone
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.http import HttpResponse
+from django.utils import timezone
 
 from leaderboard.models import ApiToken, AuditEntry, Competition, Submission, Task
 
@@ -91,7 +93,12 @@ def token_stamp(key_hash: str) -> tuple[int, int, object, tuple] | None:
                      " WHERE t.key_hash = %s GROUP BY t.id, t.user_id, t.last_used_at").format(
                          **_tables(), user_id="t.user_id"),
                     [key_hash])
-    return None if row is None else (row[0], row[1], row[2], tuple(row[3:]))
+    if row is None:
+        return None
+    last_used_at = row[2]
+    if last_used_at is not None and timezone.is_naive(last_used_at):  # SQLite's raw rows: UTC, naive
+        last_used_at = timezone.make_aware(last_used_at, dt_timezone.utc)
+    return row[0], row[1], last_used_at, tuple(row[3:])
 
 
 def _get(key: tuple, stamp: tuple) -> bytes | None:

@@ -27,6 +27,7 @@ def start(*args, token=None):
     env = {k: v for k, v in os.environ.items() if k not in ("LEADERBOARD_TOKEN", "LEADERBOARD_URL")}
     if token:
         env["LEADERBOARD_TOKEN"] = token
+    env["PYTHONFAULTHANDLER"] = "1"
     return subprocess.Popen([sys.executable, "-m", "leaderboard.cli", *map(str, args)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
@@ -245,6 +246,12 @@ def test_ctrl_c_stops_waiting_without_a_traceback(live_server, task, owner, key)
     proc = start("wait", sub.pk, "--poll", "0.1", "--url", live_server.url, token=key)
     Lines(proc).next()
     proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=30) == 130
+    try:
+        code = proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:  # say where it was stuck (seen once in CI, not reproduced)
+        proc.send_signal(signal.SIGABRT)  # faulthandler (PYTHONFAULTHANDLER) prints every thread's stack
+        proc.wait(timeout=10)
+        raise AssertionError(f"the CLI went on after SIGINT; stderr: {proc.stderr.read()[-3000:]}") from None
+    assert code == 130
     err = proc.stderr.read()
     assert "interrupted" in err and "Traceback" not in err
