@@ -13,8 +13,8 @@ from ninja.security import APIKeyHeader
 
 from leaderboard import services
 from leaderboard.api import owncache
-from leaderboard.models import ApiToken
 from leaderboard.api.errors import Refusal
+from leaderboard.models import ApiToken
 
 AUTH_REQUIRED = ("Authentication required: send the header 'Authorization: Token <key>' "
                  "(create a token on your profile page).")
