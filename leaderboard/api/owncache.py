@@ -23,6 +23,7 @@ Values live in this process's memory, least recently used out first, at most
 API_OWN_CACHE_MAX_BYTES of answers (default 32 MiB)."""
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections import OrderedDict
@@ -42,19 +43,22 @@ _size = {"bytes": 0}
 _lock = threading.Lock()
 
 
-_STAMP = (
-    "count(s.id), sum(CASE WHEN s.status = 'running' THEN 1 ELSE 0 END), sum(s.attempts),"
-    " max(s.heartbeat_at), max(s.enqueued_at),"
-    " (SELECT max(n.id) FROM {sub} n WHERE n.user_id = {user_id}),"
-    " (SELECT max(id) FROM {audit}), (SELECT max(updated_at) FROM {task}),"
-    " (SELECT max(updated_at) FROM {competition})"
-)
-
-
-def _tables() -> dict:
-    return {"audit": AuditEntry._meta.db_table, "task": Task._meta.db_table,
-            "competition": Competition._meta.db_table, "sub": Submission._meta.db_table,
-            "token": ApiToken._meta.db_table, "user": get_user_model()._meta.db_table}
+@functools.cache
+def _token_stamp_sql() -> str:
+    """The token check and the stamp (above) in one query: built once, it is the same text on
+    every request (and so one prepared statement per connection)."""
+    sub, token = Submission._meta.db_table, ApiToken._meta.db_table
+    return (
+        "SELECT t.id, t.user_id, t.last_used_at,"
+        " count(s.id), sum(CASE WHEN s.status = 'running' THEN 1 ELSE 0 END), sum(s.attempts),"
+        " max(s.heartbeat_at), max(s.enqueued_at),"
+        f" (SELECT max(n.id) FROM {sub} n WHERE n.user_id = t.user_id),"
+        f" (SELECT max(id) FROM {AuditEntry._meta.db_table}), (SELECT max(updated_at) FROM {Task._meta.db_table}),"
+        f" (SELECT max(updated_at) FROM {Competition._meta.db_table})"
+        f" FROM {token} t JOIN {get_user_model()._meta.db_table} u ON u.id = t.user_id AND u.is_active"
+        f" LEFT JOIN {sub} s ON s.user_id = t.user_id AND s.status IN ('queued', 'running')"
+        " WHERE t.key_hash = %s GROUP BY t.id, t.user_id, t.last_used_at"
+    )
 
 
 def _fetchone(sql: str, params: list):
@@ -76,23 +80,11 @@ def _fetchone(sql: str, params: list):
         return cur.fetchone()
 
 
-def user_stamp(user_id: int) -> tuple:
-    """The stamp of this user's submissions (above)."""
-    return tuple(_fetchone(("SELECT " + _STAMP + " FROM {sub} s WHERE s.user_id = %s"
-                            " AND s.status IN ('queued', 'running')").format(**_tables(), user_id="%s"),
-                           [user_id, user_id]))
-
-
 def token_stamp(key_hash: str) -> tuple[int, int, object, tuple] | None:
     """(token id, user id, the token's last use, the user's stamp) for the token with this hash
     and an active user, None for no such token: the API's token check and the stamp in one round
     trip, with no model built (auth.TokenAuth with `stamped`)."""
-    row = _fetchone(("SELECT t.id, t.user_id, t.last_used_at, " + _STAMP + " FROM {token} t"
-                     " JOIN {user} u ON u.id = t.user_id AND u.is_active"
-                     " LEFT JOIN {sub} s ON s.user_id = t.user_id AND s.status IN ('queued', 'running')"
-                     " WHERE t.key_hash = %s GROUP BY t.id, t.user_id, t.last_used_at").format(
-                         **_tables(), user_id="t.user_id"),
-                    [key_hash])
+    row = _fetchone(_token_stamp_sql(), [key_hash])
     if row is None:
         return None
     last_used_at = row[2]
@@ -149,14 +141,11 @@ class Built:
 def answer(request, build) -> HttpResponse:
     """The caller's answer for this address: kept, when its stamp still holds, else built by
     `build() -> Built` (which raises the API's refusals, never kept). The stamp comes with the
-    token check when the operation's auth read it (request.lb_stamp: user id, stamp)."""
-    if settings.API_OWN_CACHE_MAX_BYTES <= 0:
-        return _response(build().body)
+    token check (request.lb_stamp: user id, stamp; auth.TOKEN_STAMPED); without a token nothing
+    is kept."""
     stamped = getattr(request, "lb_stamp", None)
-    if stamped is None:
-        if not request.user.is_authenticated:
-            return _response(build().body)
-        stamped = (request.user.pk, user_stamp(request.user.pk))
+    if stamped is None or settings.API_OWN_CACHE_MAX_BYTES <= 0:
+        return _response(build().body)
     user_id, stamp = stamped
     key = (user_id, request.build_absolute_uri())
     body = _get(key, stamp)

@@ -1,9 +1,7 @@
 """The tasks and their leaderboards in the JSON API: public reads, the same for every caller, so
 kept per address and data fingerprint like the public pages."""
-import json
 from typing import Optional
 
-from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpResponse
 from django.urls import reverse
 from ninja import Router
@@ -11,7 +9,7 @@ from ninja import Router
 from leaderboard import routing, selectors
 from leaderboard.api.errors import Refusal, documented
 from leaderboard.api.schemas import Leaderboard, TaskList
-from leaderboard.api.views import iso_utc, link
+from leaderboard.api.views import iso_utc, link, render
 from leaderboard.models import Task
 from leaderboard.web import pagecache
 
@@ -23,11 +21,7 @@ def _public(request, schema, build) -> HttpResponse:
     as the public pages are (leaderboard/web/pagecache.py: a change shows within seconds, one
     request rebuilds while the others get the previous bytes). The body is checked against its
     schema when it is built, as ninja checks the others on each answer. A refusal is never kept."""
-    def render() -> bytes:
-        return json.dumps(schema.model_validate(build()).model_dump(mode="json"),
-                          cls=DjangoJSONEncoder).encode()
-
-    return HttpResponse(pagecache.cached("api:" + request.build_absolute_uri(), render),
+    return HttpResponse(pagecache.cached("api:" + request.build_absolute_uri(), lambda: render(schema, build())),
                         content_type="application/json")
 
 

@@ -299,13 +299,15 @@ class DetailQuery(BaseModel):
         "answers as soon as it does, or with the state at that time. 0: at once."))
 
 
-def _render(schema, data: dict) -> bytes:
-    """The body ninja answers for `data` under `schema` (exclude_unset), made here for owncache."""
-    return json.dumps(schema.model_validate(data).model_dump(mode="json", exclude_unset=True),
+def render(schema, data: dict, *, exclude_unset: bool = False) -> bytes:
+    """The body ninja answers for `data` under `schema`, made here for the answers that are kept
+    (api/owncache, task_views._public): checked against the schema when built."""
+    return json.dumps(schema.model_validate(data).model_dump(mode="json", exclude_unset=exclude_unset),
                       cls=DjangoJSONEncoder).encode()
 
 
-def _detail(request, submission_id: int) -> dict:
+def _detail(request, submission_id: int) -> tuple[dict, Submission]:
+    """(the answer, the submission)."""
     sub, own = _readable(request, submission_id)
     reason = selectors.code_open_reason(submission=sub)
     data = submission_json(request, sub)
@@ -315,7 +317,7 @@ def _detail(request, submission_id: int) -> dict:
     data["code_open_reason"] = reason
     data["source"] = (link(request, "api:submission-source", sub.pk)
                       if own or reason else None)
-    return data
+    return data, sub
 
 
 @router.get("/submissions/{int:submission_id}", summary="One submission", auth=TOKEN_OPTIONAL_STAMPED, url_name="submission",
@@ -330,11 +332,12 @@ def submission_detail(request, submission_id: int, query: Query[DetailQuery]):
     # `wait`, holds an unfinished answer and asks again when the submission finishes. A `wait`
     # that reaches the view (a WSGI server, a bad value) is checked here and answered at once.
     def build():
-        data = _detail(request, submission_id)
-        owner = Submission.objects.filter(pk=submission_id, user_id=request.user.pk).exists()
-        # a profile run's answer names its stored file, which its stamp does not follow
-        keep = owner and data["mode"] != Submission.Mode.PROFILE
-        return owncache.Built(_render(SubmissionOut, data), own=keep, unfinished=not data["finished"])
+        data, sub = _detail(request, submission_id)
+        # kept for its owner only (staff see others' too); not a profile run's, which names its
+        # stored file, whose rows the stamp does not follow
+        keep = sub.user_id == request.user.pk and sub.mode != Submission.Mode.PROFILE
+        return owncache.Built(render(SubmissionOut, data, exclude_unset=True), own=keep,
+                              unfinished=not sub.is_finished)
 
     return owncache.answer(request, build)
 
@@ -398,7 +401,7 @@ def submission_list(request, query: Query[ListQuery]):
     tests and per-shape rows."""
     def build():
         data = _page(request, query)
-        return owncache.Built(_render(SubmissionPage, data), own=True,
+        return owncache.Built(render(SubmissionPage, data, exclude_unset=True), own=True,
                               unfinished=any(not row["finished"] for row in data["results"]))
 
     return owncache.answer(request, build)
