@@ -9,7 +9,8 @@ handler was measured and set aside: it runs each sync request on a new thread of
 hop per middleware, and served a cached task page at a quarter of the rate or less
 (docs/bench/site-load.md, "The web server").
 
-A body Django refuses unread (413) is read to its end before the answer goes out
+A caller's own API reads whose kept answer still holds are answered before Django
+(leaderboard/asgi_kept.py). A body Django refuses unread (413) is read to its end before the answer goes out
 (leaderboard/asgi_body.py), so that the client reads the site's page instead of a reset.
 
 SERVE_STATIC=1 (scripts/web.sh sets it) adds Django's own static files handler, which serves
@@ -31,9 +32,10 @@ if os.environ.get("SERVE_STATIC") == "1":
     django_application = StaticFilesHandler(django_application)
 
 from leaderboard.asgi_body import DrainBody  # noqa: E402 - after Django's set-up
+from leaderboard.asgi_kept import KeptLayer  # noqa: E402
 from leaderboard.asgi_wait import WaitLayer  # noqa: E402
 
-application = WaitLayer(DrainBody(WSGIMiddleware(django_application, workers=settings.WEB_THREADS)))
+application = WaitLayer(KeptLayer(DrainBody(WSGIMiddleware(django_application, workers=settings.WEB_THREADS))))
 
 
 def _freeze_what_lives_for_good() -> None:

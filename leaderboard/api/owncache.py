@@ -20,10 +20,14 @@ reading anyone's) is not kept: its owner's rows are not in the caller's stamp. N
 run's (it names its stored .ncu-rep, whose rows the stamp does not follow).
 
 Values live in this process's memory, least recently used out first, at most
-API_OWN_CACHE_MAX_BYTES of answers (default 32 MiB)."""
+API_OWN_CACHE_MAX_BYTES of answers (default 32 MiB). Under the ASGI server the answers are kept
+whole (status, headers, body) one layer further out, in front of Django (leaderboard/asgi_kept.py),
+which reads the same stamp and uses this store; a request it passes on carries its mark, and the
+view then says in a header whether the answer may be kept instead of keeping the body here."""
 from __future__ import annotations
 
 import functools
+import secrets
 import threading
 import time
 from collections import OrderedDict
@@ -37,10 +41,15 @@ from django.utils import timezone
 
 from leaderboard.models import ApiToken, AuditEntry, Competition, Submission, Task
 
-# key -> (stamp, built at (monotonic) when it names an unfinished submission else None, body)
-_entries: OrderedDict[tuple, tuple[tuple, float | None, bytes]] = OrderedDict()
+# key -> (stamp, built at (monotonic) when it names an unfinished submission else None, value, size)
+_entries: OrderedDict[tuple, tuple[tuple, float | None, object, int]] = OrderedDict()
 _size = {"bytes": 0}
 _lock = threading.Lock()
+
+# The ASGI layer's mark on a request it passes on (a header whose value no client knows), and the
+# header in which the view answers it: "finished" or "unfinished" when the answer may be kept.
+LAYER_MARK = secrets.token_hex(16)
+KEEP_HEADER = "X-Lb-Keep"
 
 
 @functools.cache
@@ -84,7 +93,11 @@ def token_stamp(key_hash: str) -> tuple[int, int, object, tuple] | None:
     """(token id, user id, the token's last use, the user's stamp) for the token with this hash
     and an active user, None for no such token: the API's token check and the stamp in one round
     trip, with no model built (auth.TokenAuth with `stamped`)."""
-    row = _fetchone(_token_stamp_sql(), [key_hash])
+    return stamp_of(_fetchone(_token_stamp_sql(), [key_hash]))
+
+
+def stamp_of(row) -> tuple[int, int, object, tuple] | None:
+    """token_stamp's answer from the row of _token_stamp_sql()."""
     if row is None:
         return None
     last_used_at = row[2]
@@ -93,7 +106,9 @@ def token_stamp(key_hash: str) -> tuple[int, int, object, tuple] | None:
     return row[0], row[1], last_used_at, tuple(row[3:])
 
 
-def _get(key: tuple, stamp: tuple) -> bytes | None:
+def get(key: tuple, stamp: tuple):
+    """The value kept under `key`, if it was kept under this stamp (and, naming an unfinished
+    submission, not longer ago than API_OWN_UNFINISHED_MAX_AGE_S); else None."""
     with _lock:
         entry = _entries.get(key)
         if entry is None:
@@ -109,17 +124,18 @@ def _get(key: tuple, stamp: tuple) -> bytes | None:
 def _drop(key: tuple) -> None:
     entry = _entries.pop(key, None)
     if entry is not None:
-        _size["bytes"] -= len(entry[2])
+        _size["bytes"] -= entry[3]
 
 
-def _put(key: tuple, stamp: tuple, body: bytes, unfinished: bool) -> None:
+def put(key: tuple, stamp: tuple, value, size: int, unfinished: bool) -> None:
+    """Keeps `value` (`size` bytes) under `key` and the stamp read before it was built."""
     limit = settings.API_OWN_CACHE_MAX_BYTES
-    if len(body) > limit // 8:
+    if size > limit // 8:
         return
     with _lock:
         _drop(key)
-        _entries[key] = (stamp, time.monotonic() if unfinished else None, body)
-        _size["bytes"] += len(body)
+        _entries[key] = (stamp, time.monotonic() if unfinished else None, value, size)
+        _size["bytes"] += size
         while _size["bytes"] > limit:
             _drop(next(iter(_entries)))
 
@@ -142,18 +158,25 @@ def answer(request, build) -> HttpResponse:
     """The caller's answer for this address: kept, when its stamp still holds, else built by
     `build() -> Built` (which raises the API's refusals, never kept). The stamp comes with the
     token check (request.lb_stamp: user id, stamp; auth.TOKEN_STAMPED); without a token nothing
-    is kept."""
+    is kept. A request the ASGI layer passed on is built, and the answer says whether the layer
+    may keep it."""
     stamped = getattr(request, "lb_stamp", None)
     if stamped is None or settings.API_OWN_CACHE_MAX_BYTES <= 0:
         return _response(build().body)
+    if request.headers.get("X-Lb-Kept-Layer") == LAYER_MARK:
+        built = build()
+        response = _response(built.body)
+        if built.own:
+            response[KEEP_HEADER] = "unfinished" if built.unfinished else "finished"
+        return response
     user_id, stamp = stamped
     key = (user_id, request.build_absolute_uri())
-    body = _get(key, stamp)
+    body = get(key, stamp)
     if body is None:
         built = build()
         body = built.body
         if built.own:
-            _put(key, stamp, body, built.unfinished)
+            put(key, stamp, body, len(body), built.unfinished)
     return _response(body)
 
 

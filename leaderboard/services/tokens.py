@@ -8,6 +8,8 @@ from django.utils import timezone
 
 from leaderboard.models import ApiToken
 
+USE_RECORDED_EVERY = timedelta(minutes=1)  # a write per request would cost more than the read
+
 
 def api_token_create(*, user, name: str = "") -> tuple[ApiToken, str]:
     """A new token; the key is returned once and only its hash is kept."""
@@ -28,9 +30,9 @@ def api_token_authenticate(*, key: str):
 
 
 def api_token_used(*, token_id: int, last_used_at) -> None:
-    """Records a use, at most once a minute (a write per request would cost more than the read)."""
+    """Records a use, at most once every USE_RECORDED_EVERY."""
     now = timezone.now()
-    if last_used_at is None or now - last_used_at > timedelta(minutes=1):
+    if last_used_at is None or now - last_used_at > USE_RECORDED_EVERY:
         ApiToken.objects.filter(pk=token_id).update(last_used_at=now)
 
 

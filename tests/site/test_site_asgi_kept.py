@@ -1,0 +1,218 @@
+"""A caller's own reads answered in the ASGI layer in front of Django (leaderboard/asgi_kept.py):
+a kept answer goes out without Django running, exactly as Django sent it, and every change to
+what it shows is in the very next answer. The layer, Django behind it on a2wsgi's threads and
+PostgreSQL are the real ones, in this process; the count of requests that reached Django tells
+which answered."""
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+import pytest
+from a2wsgi import WSGIMiddleware
+from django.contrib.auth import get_user_model
+from django.core.wsgi import get_wsgi_application
+from django.db import connection, connections
+
+from leaderboard import services
+from leaderboard.api import owncache
+from leaderboard.asgi_body import DrainBody
+from leaderboard.asgi_kept import KeptLayer
+from leaderboard.models import ApiToken, Submission
+from site_helpers import make_done, make_queued, report_for
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+class Site:
+    """The layer over Django, served on an event loop of its own thread; get() from the test."""
+
+    def __init__(self):
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.django_requests = 0
+        django_app = DrainBody(WSGIMiddleware(get_wsgi_application(), workers=2))
+
+        async def counted(scope, receive, send):
+            self.django_requests += 1
+            await django_app(scope, receive, send)
+
+        self.layer = KeptLayer(counted)
+
+    def get(self, path: str, key: str | None = None, headers: tuple = ()) -> tuple[int, dict, bytes]:
+        return asyncio.run_coroutine_threadsafe(self._get(path, key, headers), self.loop).result(30)
+
+    async def _get(self, path, key, headers):
+        path, _, query = path.partition("?")
+        sent, asked = [], []
+        never = self.loop.create_future()
+
+        async def receive():
+            if not asked:
+                asked.append(True)
+                return {"type": "http.request", "body": b"", "more_body": False}
+            return await never
+
+        async def send(message):
+            sent.append(message)
+
+        extra = [(b"authorization", f"Token {key}".encode())] if key else []
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+                 "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query.encode(),
+                 "root_path": "", "headers": [(b"host", b"testserver"), *extra, *headers],
+                 "client": ("127.0.0.1", 40000), "server": ("testserver", 80)}
+        try:
+            await self.layer(scope, receive, send)
+        finally:
+            never.cancel()
+        start = sent[0]
+        body = b"".join(m.get("body", b"") for m in sent[1:])
+        return start["status"], {k.decode().lower(): v.decode() for k, v in start["headers"]}, body
+
+    def close(self):
+        asyncio.run_coroutine_threadsafe(self.layer.close(), self.loop).result(30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+@pytest.fixture
+def site(require_postgres, settings):
+    # an unfinished answer kept for an hour: what shows below shows through the stamp, not an age
+    settings.API_OWN_UNFINISHED_MAX_AGE_S = 3600
+    # Django's threads close their connections after each request: none outlives the test
+    connections.settings["default"]["CONN_MAX_AGE"] = 0
+    owncache.clear()
+    site = Site()
+    yield site
+    site.close()
+    owncache.clear()
+
+
+def _json(site, key, path) -> dict:
+    status, _, body = site.get(path, key)
+    assert status == 200, body
+    return json.loads(body)
+
+
+def test_a_repeat_is_answered_before_django_exactly_as_django_answered(site, task, owner):
+    key = services.api_token_create(user=owner)[1]
+    done = make_done(task, owner, speedup=1.3)
+    make_queued(task, owner)
+    for path in (f"/api/submissions/{done.pk}", "/api/submissions?per_page=1&page=2"):
+        before = site.django_requests
+        first = site.get(path, key)
+        assert site.django_requests == before + 1
+        assert first[0] == 200 and "x-lb-keep" not in first[1]  # the view's word to the layer stays here
+        assert first[1]["content-type"] == "application/json" and first[1]["x-frame-options"] == "DENY"
+        again = site.get(path, key)
+        assert site.django_requests == before + 1, "the repeat reached Django"
+        assert again == first  # status, every header, body
+
+
+def test_every_change_shows_in_the_next_answer(site, task, owner, admin_user):
+    key = services.api_token_create(user=owner)[1]
+    done = make_done(task, owner, speedup=1.3)
+    waiting = make_queued(task, owner)
+    detail, listing = f"/api/submissions/{waiting.pk}", "/api/submissions"
+    assert _json(site, key, listing)["count"] == 2
+    assert _json(site, key, detail)["status"] == "queued"
+    kept = site.django_requests
+    assert _json(site, key, listing)["count"] == 2 and _json(site, key, detail)["status"] == "queued"
+    assert site.django_requests == kept
+
+    services.submission_create(user=owner, task=task, source=waiting.source, filename="k.py", mode="test")
+    assert _json(site, key, listing)["count"] == 3
+    Submission.objects.create(user=owner, task=task, mode="test", device_type="cpu", source="x", filename="i.py",
+                              status="done", verdict="verified", report=report_for(task, device="cpu"))
+    assert _json(site, key, listing)["count"] == 4
+    claimed = services.submission_claim(submission_id=waiting.pk, worker="w")
+    assert _json(site, key, detail)["status"] == "running"
+    services.submission_set_phase(submission=claimed, phase="correctness 1 of 3")
+    assert _json(site, key, detail)["phase"] == "correctness 1 of 3"
+    services.submission_set_phase(submission=claimed, phase="correctness 2 of 3")
+    assert _json(site, key, detail)["phase"] == "correctness 2 of 3"
+    services.submission_release_for_retry(submission=claimed, error="box", countdown_s=0)
+    assert _json(site, key, detail)["status"] == "queued"
+    claimed = services.submission_claim(submission_id=waiting.pk, worker="w")
+    assert _json(site, key, detail)["attempts"] == 2
+    assert services.submission_store_result(submission=claimed, report=report_for(task, speedup=1.1))
+    assert _json(site, key, detail)["verdict"] == "verified"
+    assert _json(site, key, f"/api/submissions/{done.pk}")["hidden"] is False
+    services.submission_disqualify(submission=done, actor=admin_user, reason="cheats")
+    assert _json(site, key, f"/api/submissions/{done.pk}")["verdict"] == "rejected"
+    assert _json(site, key, detail)["code_open"] is False
+    services.submission_publish(submission=Submission.objects.get(pk=waiting.pk), actor=owner)
+    assert _json(site, key, detail)["code_open"] is True
+
+
+def test_a_revoked_token_or_a_deactivated_user_is_refused_at_once(site, task, owner):
+    token, key = services.api_token_create(user=owner)
+    path = f"/api/submissions/{make_done(task, owner).pk}"
+    _json(site, key, path)
+    _json(site, key, path)
+    assert services.api_token_revoke(user=owner, token_id=token.pk)
+    status, headers, body = site.get(path, key)
+    assert status == 401 and json.loads(body)["code"] == "bad_token"
+    token, key = services.api_token_create(user=owner)
+    _json(site, key, path)
+    get_user_model().objects.filter(pk=owner.pk).update(is_active=False)
+    assert site.get(path, key)[0] == 401
+
+
+def test_others_reads_refusals_and_sessions_go_to_django(site, task, owner, other, admin_user):
+    mine = make_done(task, owner, speedup=1.4)  # ranked: public
+    theirs_key = services.api_token_create(user=other)[1]
+    staff_key = services.api_token_create(user=admin_user)[1]
+    owner_key = services.api_token_create(user=owner)[1]
+    asks = [(f"/api/submissions/{mine.pk}", theirs_key, ()), (f"/api/submissions/{mine.pk}", staff_key, ()),
+            ("/api/submissions/999999", theirs_key, ()), ("/api/submissions?page=9", theirs_key, ()),
+            (f"/api/submissions/{mine.pk}", None, ()),
+            # a cookie, and a client's own copy of the layer's mark
+            (f"/api/submissions/{mine.pk}", owner_key, ((b"cookie", b"sessionid=x"),)),
+            (f"/api/submissions/{mine.pk}", owner_key, ((b"x-lb-kept-layer", b"guess"),)),
+            (f"/api/submissions/{mine.pk}", "lb_no-such-token", ())]
+    for path, key, headers in asks:
+        before = site.django_requests
+        first = site.get(path, key, headers)
+        second = site.get(path, key, headers)
+        assert site.django_requests == before + 2, (path, headers)
+        assert first[0] == second[0] and "x-lb-keep" not in first[1] and "x-lb-keep" not in second[1]
+
+
+def test_a_use_of_the_token_is_recorded_through_django(site, task, owner):
+    token, key = services.api_token_create(user=owner)
+    path = f"/api/submissions/{make_done(task, owner).pk}"
+    _json(site, key, path)
+    _json(site, key, path)
+    used = ApiToken.objects.get(pk=token.pk).last_used_at
+    assert used is not None
+    # a use over a minute ago: the next request goes to Django, which records it
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=used.replace(year=used.year - 1))
+    before = site.django_requests
+    _json(site, key, path)
+    assert site.django_requests == before + 1
+    assert ApiToken.objects.get(pk=token.pk).last_used_at >= used
+
+
+def test_an_unfinished_answer_is_kept_at_most_its_age(site, task, owner, settings):
+    key = services.api_token_create(user=owner)[1]
+    path = f"/api/submissions/{make_queued(task, owner).pk}"
+    first = _json(site, key, path)["elapsed_s"]
+    assert _json(site, key, path)["elapsed_s"] == first
+    settings.API_OWN_UNFINISHED_MAX_AGE_S = 0
+    assert _json(site, key, path)["elapsed_s"] > first
+
+
+def test_when_the_database_fails_the_layer_django_answers(site, task, owner):
+    key = services.api_token_create(user=owner)[1]
+    path = f"/api/submissions/{make_done(task, owner).pk}"
+    first = site.get(path, key)
+    site.get(path, key)
+    with connection.cursor() as cur:  # the layer's own connections end under it
+        cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'kept-reads'")
+        assert cur.rowcount >= 1
+    before = site.django_requests
+    assert site.get(path, key) == first
+    assert site.django_requests == before + 1
