@@ -349,9 +349,21 @@ def wrk_script(requests: list[tuple[str, dict]] | None) -> str:
     ) + WRK_LUA
 
 
+# what every client sends besides its own headers: `Accept-Encoding: gzip`, as HTTP client libraries
+# and browsers do, unless --no-gzip
+CLIENT_HEADERS: dict = {}
+
+
+def _with_client_headers(url: str, requests):
+    if requests is None:
+        parsed = urlparse(url)
+        requests = [(parsed.path + (f"?{parsed.query}" if parsed.query else ""), {})]
+    return [(path, {**CLIENT_HEADERS, **headers}) for path, headers in requests]
+
+
 def measure_wrk(url: str, clients: int, duration: int, requests=None) -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
-        f.write(wrk_script(requests))
+        f.write(wrk_script(_with_client_headers(url, requests)))
     try:
         out = subprocess.run(
             ["wrk", "-t2", f"-c{clients}", f"-d{duration}s", "--timeout", "10s", "-s", f.name, url],
@@ -371,7 +383,7 @@ def measure_threads(url: str, clients: int, duration: int, requests=None) -> dic
     import http.client
 
     parsed = urlparse(url)
-    requests = requests or [(parsed.path + (f"?{parsed.query}" if parsed.query else ""), {})]
+    requests = _with_client_headers(url, requests)
     latencies: list[float] = []
     errors = [0]
     lock = threading.Lock()
@@ -633,7 +645,8 @@ def markdown(args, seeded: dict, runs: list[dict], burst: dict | None, api: dict
         f"Run {datetime.now(dt_timezone.utc):%Y-%m-%d %H:%M} UTC on {os.cpu_count()} CPU cores; "
         f"{seeded['submissions']:,} submissions in PostgreSQL; uvicorn {args.workers} workers x "
         f"{args.threads} Django threads (WEB_THREADS), app {args.app}{' ' + args.server_args if args.server_args else ''}, DEBUG off; {args.clients} concurrent keep-alive clients, "
-        f"no think time, {args.duration} s per run, client: {runs[0]['client'] if runs else '-'}."
+        f"no think time, {args.duration} s per run, client: {runs[0]['client'] if runs else '-'}"
+        f"{', asking for gzip (Accept-Encoding: gzip)' if CLIENT_HEADERS else ', not asking for gzip'}."
     ]
     if api:
         lines[0] += (f" API calls as {api['users']} users with their tokens (submissions each: "
@@ -730,6 +743,8 @@ def main(argv=None) -> int:
                          "ASGI handler, for comparison)")
     ap.add_argument("--server-args", default="", help="more arguments for uvicorn (--http h11 --loop asyncio: "
                                                       "its pure-Python parser and loop)")
+    ap.add_argument("--no-gzip", action="store_true",
+                    help="clients do not send Accept-Encoding: gzip (they do by default, as client libraries do)")
     ap.add_argument("--write", help="append the markdown result to this file")
     ap.add_argument("--json", help="write every figure of the run to this file as JSON")
     args = ap.parse_args(argv)
@@ -747,6 +762,8 @@ def main(argv=None) -> int:
         "SECURE_COOKIES": "0", "EVAL_QUEUE": queue, "LOG_LEVEL": "WARNING",
     }
     setup_django(env)
+    if not args.no_gzip:
+        CLIENT_HEADERS["Accept-Encoding"] = "gzip"
     seeded = seed(args.submissions, args.users, args.reseed)
     print(f"seed: {seeded}", file=sys.stderr)
     use_wrk = args.client == "wrk" or (args.client == "auto" and shutil.which("wrk"))
@@ -761,7 +778,7 @@ def main(argv=None) -> int:
                 target["cold_ms"] = cold_ms(server.url + first[0], first[1])
             for target in wanted:
                 # every worker process builds its own cache (every target is cached: the pages and
-                # the public reads by pagecache, a caller's own reads by api/owncache, one key per
+                # the public reads by pagecache, a caller's own reads by asgi_kept, one key per
                 # address and caller): warm them all before measuring, with short runs until one
                 # shows no request slower than a second (none waited for a page's build) and, for
                 # a target that rotates through addresses, every address was asked about ten times

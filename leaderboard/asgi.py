@@ -9,9 +9,10 @@ handler was measured and set aside: it runs each sync request on a new thread of
 hop per middleware, and served a cached task page at a quarter of the rate or less
 (docs/bench/site-load.md, "The web server").
 
-A caller's own API reads whose kept answer still holds are answered before Django
-(leaderboard/asgi_kept.py). A body Django refuses unread (413) is read to its end before the answer goes out
-(leaderboard/asgi_body.py), so that the client reads the site's page instead of a reset.
+Kept answers (a caller's own API reads, a visitor's pages, the public API reads) are sent before
+Django while they still hold (leaderboard/asgi_kept.py). A body Django refuses unread (413) is
+read to its end before the answer goes out (leaderboard/asgi_body.py), so that the client reads
+the site's page instead of a reset.
 
 SERVE_STATIC=1 (scripts/web.sh sets it) adds Django's own static files handler, which serves
 static/ as `runserver --insecure` did: a development stack has no proxy in front of it. A

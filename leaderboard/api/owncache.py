@@ -27,7 +27,6 @@ view then says in a header whether the answer may be kept instead of keeping the
 from __future__ import annotations
 
 import functools
-import secrets
 import threading
 import time
 from collections import OrderedDict
@@ -39,6 +38,7 @@ from django.db import connection
 from django.http import HttpResponse
 from django.utils import timezone
 
+from leaderboard import layer_mark
 from leaderboard.models import ApiToken, AuditEntry, Competition, Submission, Task
 
 # key -> (stamp, built at (monotonic) when it names an unfinished submission else None, value, size)
@@ -46,14 +46,9 @@ _entries: OrderedDict[tuple, tuple[tuple, float | None, object, int]] = OrderedD
 _size = {"bytes": 0}
 _lock = threading.Lock()
 
-# The ASGI layer's mark on a request it passes on (a header whose value no client knows), and the
-# header in which the view answers it: "finished" or "unfinished" when the answer may be kept.
-LAYER_MARK = secrets.token_hex(16)
-KEEP_HEADER = "X-Lb-Keep"
-
 
 @functools.cache
-def _token_stamp_sql() -> str:
+def token_stamp_sql() -> str:
     """The token check and the stamp (above) in one query: built once, it is the same text on
     every request (and so one prepared statement per connection)."""
     sub, token = Submission._meta.db_table, ApiToken._meta.db_table
@@ -93,11 +88,11 @@ def token_stamp(key_hash: str) -> tuple[int, int, object, tuple] | None:
     """(token id, user id, the token's last use, the user's stamp) for the token with this hash
     and an active user, None for no such token: the API's token check and the stamp in one round
     trip, with no model built (auth.TokenAuth with `stamped`)."""
-    return stamp_of(_fetchone(_token_stamp_sql(), [key_hash]))
+    return stamp_of(_fetchone(token_stamp_sql(), [key_hash]))
 
 
 def stamp_of(row) -> tuple[int, int, object, tuple] | None:
-    """token_stamp's answer from the row of _token_stamp_sql()."""
+    """token_stamp's answer from the row of token_stamp_sql()."""
     if row is None:
         return None
     last_used_at = row[2]
@@ -119,6 +114,22 @@ def get(key: tuple, stamp: tuple):
             return None
         _entries.move_to_end(key)
         return entry[2]
+
+
+def peek(key: tuple):
+    """(the stamp, the value) kept under `key`, unchecked, or None: for a caller that checks the
+    stamp itself (the ASGI layer's public answers)."""
+    with _lock:
+        entry = _entries.get(key)
+        if entry is None:
+            return None
+        _entries.move_to_end(key)
+        return entry[0], entry[2]
+
+
+def drop(key: tuple) -> None:
+    with _lock:
+        _drop(key)
 
 
 def _drop(key: tuple) -> None:
@@ -163,11 +174,11 @@ def answer(request, build) -> HttpResponse:
     stamped = getattr(request, "lb_stamp", None)
     if stamped is None or settings.API_OWN_CACHE_MAX_BYTES <= 0:
         return _response(build().body)
-    if request.headers.get("X-Lb-Kept-Layer") == LAYER_MARK:
+    if layer_mark.from_layer(request):
         built = build()
         response = _response(built.body)
         if built.own:
-            response[KEEP_HEADER] = "unfinished" if built.unfinished else "finished"
+            response[layer_mark.OWN_HEADER] = "unfinished" if built.unfinished else "finished"
         return response
     user_id, stamp = stamped
     key = (user_id, request.build_absolute_uri())

@@ -21,8 +21,9 @@ def _public(request, schema, build) -> HttpResponse:
     as the public pages are (leaderboard/web/pagecache.py: a change shows within seconds, one
     request rebuilds while the others get the previous bytes). The body is checked against its
     schema when it is built, as ninja checks the others on each answer. A refusal is never kept."""
-    return HttpResponse(pagecache.cached("api:" + request.build_absolute_uri(), lambda: render(schema, build())),
-                        content_type="application/json")
+    key = "api:" + request.build_absolute_uri()
+    body = pagecache.cached(key, lambda: render(schema, build()))
+    return pagecache.offer(request, HttpResponse(body, content_type="application/json"), key, body)
 
 
 @tasks.get("/tasks", summary="Tasks", url_name="tasks", response={200: TaskList, **documented()})

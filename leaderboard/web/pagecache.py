@@ -30,6 +30,7 @@ from django.conf import settings
 from django.db import connection
 from django.http import HttpResponse
 
+from leaderboard import layer_mark
 from leaderboard.models import AuditEntry, Competition, Submission, Task
 
 MAX_ENTRIES = 512
@@ -129,6 +130,34 @@ def cached(key: str, build, *, fingerprint: str | None = None):
         lock.release()
 
 
+def servable(key: str) -> tuple[float, bool] | None:
+    """What cached() would do for `key` right now, for the ASGI layer that sends the public
+    answers it keeps (leaderboard/asgi_kept.py): None when there is no value to answer with, else
+    (the value's label: when it was built, whether cached() would first read the fingerprint or
+    rebuild). While one request does that, cached() answers the others with this value."""
+    now = time.monotonic()
+    with _lock:
+        entry = _entries.get(key)
+        if entry is None:
+            return None
+        due = now - _memo["at"] >= getattr(settings, "WEB_FINGERPRINT_MAX_AGE_S", 1.0) or (
+            entry[0] != _memo["value"] and now - entry[2] >= getattr(settings, "WEB_REBUILD_MIN_INTERVAL_S", 5.0))
+        return entry[2], due
+
+
+def offer(request, response, key: str, value) -> HttpResponse:
+    """`response`, which shows cached()'s `value` for `key`; to the ASGI layer (a request it
+    marked), with the label under which it may keep the whole answer, if `value` is still the
+    entry's."""
+    if layer_mark.from_layer(request):
+        with _lock:
+            entry = _entries.get(key)
+            built_at = entry[2] if entry is not None and entry[1] is value else None
+        if built_at is not None:
+            response[layer_mark.PUBLIC_HEADER] = f"{built_at!r} {key}"
+    return response
+
+
 def clear() -> None:
     with _lock:
         _entries.clear()
@@ -152,11 +181,12 @@ def anonymous_page(view):
                 return (response["Content-Type"], response.content)
             raise _NotCacheable(response)
 
+        key = "page:" + request.get_full_path()
         try:
-            content_type, content = cached("page:" + request.get_full_path(), render)
+            value = cached(key, render)
         except _NotCacheable as exc:
             return exc.response
-        return HttpResponse(content, content_type=content_type)
+        return offer(request, HttpResponse(value[1], content_type=value[0]), key, value)
 
     return wrapper
 

@@ -1,13 +1,14 @@
-"""A caller's own reads answered in the ASGI layer in front of Django (leaderboard/asgi_kept.py):
-a kept answer goes out without Django running, exactly as Django sent it, and every change to
-what it shows is in the very next answer. The layer, Django behind it on a2wsgi's threads and
-PostgreSQL are the real ones, in this process; the count of requests that reached Django tells
-which answered."""
+"""Answers kept by the ASGI layer in front of Django (leaderboard/asgi_kept.py): a kept answer goes
+out without Django running, exactly as Django sent it; a caller's own read shows every change in
+the very next answer, a public one follows pagecache's rules and goes compressed to a client that
+takes gzip. The layer, Django behind it on a2wsgi's threads and PostgreSQL are the real ones, in
+this process; the count of requests that reached Django tells which answered."""
 from __future__ import annotations
 
 import asyncio
 import json
 import threading
+from urllib.parse import quote
 
 import pytest
 from a2wsgi import WSGIMiddleware
@@ -20,7 +21,7 @@ from leaderboard.api import owncache
 from leaderboard.asgi_body import DrainBody
 from leaderboard.asgi_kept import KeptLayer
 from leaderboard.models import ApiToken, Submission
-from site_helpers import make_done, make_queued, report_for
+from site_helpers import H200, make_done, make_queued, report_for
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -216,3 +217,66 @@ def test_when_the_database_fails_the_layer_django_answers(site, task, owner):
     before = site.django_requests
     assert site.get(path, key) == first
     assert site.django_requests == before + 1
+
+
+# --- public answers: pagecache's rules, one layer out ------------------------------------------
+
+
+def test_public_answers_are_sent_while_pagecache_would_send_the_same(site, task, owner, settings):
+    from leaderboard.web import pagecache
+
+    settings.WEB_FINGERPRINT_MAX_AGE_S, settings.WEB_REBUILD_MIN_INTERVAL_S = 3600, 0
+    pagecache.clear()
+    make_done(task, owner, speedup=1.25)
+    for path in ("/", f"/tasks/{task.name}/", "/api/tasks", f"/api/tasks/{task.name}/leaderboard"):
+        before = site.django_requests
+        first = site.get(path)
+        assert first[0] == 200 and "x-lb-public" not in first[1], (path, first[0])
+        assert site.django_requests == before + 1
+        assert site.get(path) == first, path
+        assert site.django_requests == before + 1, f"the repeat of {path} reached Django"
+        # a visitor with a session, or a caller with a token: Django
+        site.get(path, headers=((b"cookie", b"sessionid=x"),))
+        site.get(path, services.api_token_create(user=owner)[1])
+        assert site.django_requests == before + 3
+
+
+def test_a_new_result_shows_when_pagecache_shows_it(site, task, owner, other, settings):
+    from leaderboard.web import pagecache
+
+    settings.WEB_FINGERPRINT_MAX_AGE_S, settings.WEB_REBUILD_MIN_INTERVAL_S = 3600, 0
+    pagecache.clear()
+    make_done(task, owner, speedup=1.25)
+    board = f"/api/tasks/{task.name}/leaderboard?device={quote(H200)}"
+    assert [e["user"] for e in json.loads(site.get(board)[2])["entries"]] == ["owner"]
+    make_done(task, other, speedup=1.5)
+    # the fingerprint is not read again within its age: pagecache, and so the layer, show the board as it was
+    assert [e["user"] for e in json.loads(site.get(board)[2])["entries"]] == ["owner"]
+    settings.WEB_FINGERPRINT_MAX_AGE_S = 0  # read at once: the next answer is the new board
+    before = site.django_requests
+    assert [e["user"] for e in json.loads(site.get(board)[2])["entries"]] == ["other", "owner"]
+    assert site.django_requests == before + 1
+
+
+def test_a_public_answer_goes_compressed_to_a_client_that_takes_gzip(site, task, owner, settings):
+    import gzip
+
+    from leaderboard.web import pagecache
+
+    settings.WEB_FINGERPRINT_MAX_AGE_S, settings.WEB_REBUILD_MIN_INTERVAL_S = 3600, 0
+    pagecache.clear()
+    for n in range(8):  # a board of over a kilobyte: worth compressing
+        make_done(task, get_user_model().objects.create_user(f"entrant{n}"), speedup=1 + n / 10)
+    path = f"/api/tasks/{task.name}/leaderboard?device={quote(H200)}"
+    plain = site.get(path)
+    assert len(plain[2]) > 1024
+    assert plain[1]["vary"] == "Accept-Encoding" and "content-encoding" not in plain[1]
+    for accept, packed in (("gzip, deflate, br", True), ("*", True), ("br;q=1.0, gzip;q=0.5", True),
+                           ("gzip;q=0", False), ("identity", False), ("*;q=0", False), ("x-gzip", True)):
+        status, headers, body = site.get(path, headers=((b"accept-encoding", accept.encode()),))
+        assert status == 200 and headers["vary"] == "Accept-Encoding", accept
+        if packed:
+            assert headers["content-encoding"] == "gzip" and int(headers["content-length"]) == len(body), accept
+            assert gzip.decompress(body) == plain[2] and len(body) < len(plain[2]), accept
+        else:
+            assert (status, headers, body) == plain, accept
