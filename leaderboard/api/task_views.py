@@ -1,5 +1,6 @@
 """The tasks and their leaderboards in the JSON API: public reads, the same for every caller, so
 kept per address and data fingerprint like the public pages."""
+from types import SimpleNamespace
 from typing import Optional
 
 from django.http import HttpResponse
@@ -57,18 +58,18 @@ def _board(request, name: str, device: Optional[str]) -> dict:
     if device_type not in known:
         raise Refusal(400, f"No device type {device_type[:80]!r} for task {task.name!r}: use one of "
                            f"{', '.join(known)}.", "unknown_device", device_types=known)
-    entries = selectors.leaderboard_for_task(task=task, device_type=device_type)
-    code_open = selectors.code_open_reasons(submissions=entries)
+    rows = selectors.leaderboard_rows_for_task(task=task, device_type=device_type)
+    code_open = selectors.code_open_reasons(submissions=[SimpleNamespace(**row) for row in rows])
     return {
         "task": task.name,
         "device_type": device_type,
         "device_types": device_types,
         "entries": [
-            {"rank": e.rank, "user": e.user.username, "submission": e.pk,
-             "page": link(request, "submission_detail", e.pk),
-             "code_open": bool(code_open[e.pk]),
-             "speedup_vs_compile": e.speedup_vs_compile, "speedup_vs_eager": e.speedup_vs_eager,
-             "pct_of_floor": e.pct_of_floor, "gpu_name": e.gpu_name, "created_at": iso_utc(e.created_at)}
-            for e in entries
+            {"rank": r["rank"], "user": r["user__username"], "submission": r["pk"],
+             "page": link(request, "submission_detail", r["pk"]),
+             "code_open": bool(code_open[r["pk"]]),
+             "speedup_vs_compile": r["speedup_vs_compile"], "speedup_vs_eager": r["speedup_vs_eager"],
+             "pct_of_floor": r["pct_of_floor"], "gpu_name": r["gpu_name"], "created_at": iso_utc(r["created_at"])}
+            for r in rows
         ],
     }
