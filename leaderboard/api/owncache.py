@@ -127,11 +127,6 @@ def peek(key: tuple):
         return entry[0], entry[2]
 
 
-def drop(key: tuple) -> None:
-    with _lock:
-        _drop(key)
-
-
 def _drop(key: tuple) -> None:
     entry = _entries.pop(key, None)
     if entry is not None:

@@ -135,12 +135,15 @@ def servable(key: str) -> tuple[float, bool] | None:
     answers it keeps (leaderboard/asgi_kept.py): None when there is no value to answer with, else
     (the value's label: when it was built, whether cached() would first read the fingerprint or
     rebuild). While one request does that, cached() answers the others with this value."""
+    max_age = getattr(settings, "WEB_FINGERPRINT_MAX_AGE_S", 1.0)
+    if max_age <= 0:
+        return None  # every request reads the fingerprint itself (data_fingerprint waits for it)
     now = time.monotonic()
     with _lock:
         entry = _entries.get(key)
         if entry is None:
             return None
-        due = now - _memo["at"] >= getattr(settings, "WEB_FINGERPRINT_MAX_AGE_S", 1.0) or (
+        due = now - _memo["at"] >= max_age or (
             entry[0] != _memo["value"] and now - entry[2] >= getattr(settings, "WEB_REBUILD_MIN_INTERVAL_S", 5.0))
         return entry[2], due
 
