@@ -1,7 +1,8 @@
 """For bench/site_load.py --app bench.asgi_django_kept:application only: the site as
-leaderboard/asgi.py serves it, without the layer that answers a caller's kept reads before Django
-(leaderboard/asgi_kept.py): those answers then come from Django's own keeping (api/owncache), as
-they did before the layer. Not used by the site."""
+leaderboard/asgi.py serves it, without the layer that sends kept answers before Django
+(leaderboard/asgi_kept.py): every answer then comes from Django, a caller's own reads from its own
+keeping (api/owncache) and the public ones from pagecache, as before the layer. Not used by the
+site."""
 from leaderboard import asgi
 from leaderboard.asgi_kept import KeptLayer
 

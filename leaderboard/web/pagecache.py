@@ -99,14 +99,18 @@ def _build_lock(key: str) -> threading.Lock:
         return _build_locks.setdefault(key, threading.Lock())
 
 
+def _answers(entry, fingerprint: str, now: float) -> bool:
+    """Whether cached() answers with this entry as it is: its data is current, or it was rebuilt
+    a moment ago (a change then shows at the next rebuild)."""
+    return entry[0] == fingerprint or now - entry[2] < getattr(settings, "WEB_REBUILD_MIN_INTERVAL_S", 5.0)
+
+
 def cached(key: str, build, *, fingerprint: str | None = None):
     """build()'s value for the current data fingerprint, built once per process (see above)."""
     fingerprint = fingerprint or data_fingerprint()
     entry = _get(key)
-    if entry is not None and entry[0] == fingerprint:
+    if entry is not None and _answers(entry, fingerprint, time.monotonic()):
         return entry[1]
-    if entry is not None and time.monotonic() - entry[2] < getattr(settings, "WEB_REBUILD_MIN_INTERVAL_S", 5.0):
-        return entry[1]  # rebuilt a moment ago: this change shows at the next rebuild
     lock = _build_lock(key)
     if entry is not None:
         if not lock.acquire(blocking=False):
@@ -143,9 +147,7 @@ def servable(key: str) -> tuple[float, bool] | None:
         entry = _entries.get(key)
         if entry is None:
             return None
-        due = now - _memo["at"] >= max_age or (
-            entry[0] != _memo["value"] and now - entry[2] >= getattr(settings, "WEB_REBUILD_MIN_INTERVAL_S", 5.0))
-        return entry[2], due
+        return entry[2], now - _memo["at"] >= max_age or not _answers(entry, _memo["value"], now)
 
 
 def offer(request, response, key: str, value) -> HttpResponse:

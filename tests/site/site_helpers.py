@@ -77,3 +77,44 @@ def finish(sub: Submission, *, speedup=1.2, verdict="verified", codes=(), extra=
     assert services.submission_store_result(submission=claimed, report=report)
     sub.refresh_from_db()
     return sub
+
+
+def every_change_shows(read, *, task, owner, admin_user, waiting, done) -> None:
+    """Each kind of write that changes what a caller's own API reads show, each followed by the
+    read that must show it at once: `read(path) -> JSON` (the caller is `owner`; `waiting` is
+    their queued submission, `done` a finished one). For the reads kept under a stamp
+    (api/owncache, asgi_kept)."""
+    detail, listing = f"/api/submissions/{waiting.pk}", "/api/submissions"
+    # an upload
+    services.submission_create(user=owner, task=task, source=waiting.source, filename="k.py", mode="test")
+    assert read(listing)["count"] == 3
+    # a finished result arriving without ever being queued (an import of results)
+    Submission.objects.create(user=owner, task=task, mode="test", device_type="cpu", source="x", filename="i.py",
+                              status="done", verdict="verified", report=report_for(task, device="cpu"))
+    assert read(listing)["count"] == 4
+    # a claim, then each phase
+    claimed = services.submission_claim(submission_id=waiting.pk, worker="w")
+    assert read(detail)["status"] == "running"
+    services.submission_set_phase(submission=claimed, phase="correctness 1 of 3")
+    assert read(detail)["phase"] == "correctness 1 of 3"
+    services.submission_set_phase(submission=claimed, phase="correctness 2 of 3")
+    assert read(detail)["phase"] == "correctness 2 of 3"
+    # a retry gives the claim back, the next claim takes it again
+    services.submission_release_for_retry(submission=claimed, error="box", countdown_s=0)
+    assert read(detail)["status"] == "queued"
+    claimed = services.submission_claim(submission_id=waiting.pk, worker="w")
+    assert read(detail)["attempts"] == 2
+    # the result
+    assert services.submission_store_result(submission=claimed, report=report_for(task, speedup=1.1))
+    after = read(detail)
+    assert after["finished"] is True and after["verdict"] == "verified"
+    assert [r["finished"] for r in read(listing)["results"]].count(False) == 1  # the upload
+    # an admin's decision on a finished one
+    assert read(f"/api/submissions/{done.pk}")["hidden"] is False
+    services.submission_disqualify(submission=done, actor=admin_user, reason="cheats")
+    shown = read(f"/api/submissions/{done.pk}")
+    assert shown["hidden"] is True and shown["verdict"] == "rejected"
+    # the owner publishes its code
+    assert read(detail)["code_open"] is False
+    services.submission_publish(submission=Submission.objects.get(pk=waiting.pk), actor=owner)
+    assert read(detail)["code_open"] is True

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from leaderboard import services
 from leaderboard.api import owncache
 from leaderboard.models import Submission
-from site_helpers import make_done, make_queued, report_for
+from site_helpers import every_change_shows, make_done, make_queued
 
 pytestmark = pytest.mark.django_db
 
@@ -48,39 +48,8 @@ def test_every_change_shows_in_the_next_answer(client, task, owner, admin_user):
     assert client.get(listing, HTTP_AUTHORIZATION=f"Token {key}").content == client.get(
         listing, HTTP_AUTHORIZATION=f"Token {key}").content
 
-    # an upload
-    services.submission_create(user=owner, task=task, source=waiting.source, filename="k.py", mode="test")
-    assert _get(client, key, listing)["count"] == 3
-    # a finished result arriving without ever being queued (an import of results)
-    Submission.objects.create(user=owner, task=task, mode="test", device_type="cpu", source="x", filename="i.py",
-                              status="done", verdict="verified", report=report_for(task, device="cpu"))
-    assert _get(client, key, listing)["count"] == 4
-    # a claim, then each phase
-    claimed = services.submission_claim(submission_id=waiting.pk, worker="w")
-    assert _get(client, key, detail)["status"] == "running"
-    services.submission_set_phase(submission=claimed, phase="correctness 1 of 3")
-    assert _get(client, key, detail)["phase"] == "correctness 1 of 3"
-    services.submission_set_phase(submission=claimed, phase="correctness 2 of 3")
-    assert _get(client, key, detail)["phase"] == "correctness 2 of 3"
-    # a retry gives the claim back, the next claim takes it again
-    services.submission_release_for_retry(submission=claimed, error="box", countdown_s=0)
-    assert _get(client, key, detail)["status"] == "queued"
-    claimed = services.submission_claim(submission_id=waiting.pk, worker="w")
-    assert _get(client, key, detail)["attempts"] == 2
-    # the result
-    assert services.submission_store_result(submission=claimed, report=report_for(task, speedup=1.1))
-    after = _get(client, key, detail)
-    assert after["finished"] is True and after["verdict"] == "verified"
-    assert [r["finished"] for r in _get(client, key, listing)["results"]].count(False) == 1  # the upload
-    # an admin's decision on a finished one
-    assert _get(client, key, f"/api/submissions/{done.pk}")["hidden"] is False
-    services.submission_disqualify(submission=done, actor=admin_user, reason="cheats")
-    shown = _get(client, key, f"/api/submissions/{done.pk}")
-    assert shown["hidden"] is True and shown["verdict"] == "rejected"
-    # the owner publishes its code
-    assert _get(client, key, f"/api/submissions/{waiting.pk}")["code_open"] is False
-    services.submission_publish(submission=Submission.objects.get(pk=waiting.pk), actor=owner)
-    assert _get(client, key, f"/api/submissions/{waiting.pk}")["code_open"] is True
+    every_change_shows(lambda path: _get(client, key, path), task=task, owner=owner, admin_user=admin_user,
+                       waiting=waiting, done=done)
 
 
 def test_a_kept_answer_is_the_built_one(client, task, owner, settings):

@@ -20,8 +20,8 @@ from leaderboard import services
 from leaderboard.api import owncache
 from leaderboard.asgi_body import DrainBody
 from leaderboard.asgi_kept import KeptLayer
-from leaderboard.models import ApiToken, Submission
-from site_helpers import H200, make_done, make_queued, report_for
+from leaderboard.models import ApiToken
+from site_helpers import H200, every_change_shows, make_done, make_queued
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -123,29 +123,8 @@ def test_every_change_shows_in_the_next_answer(site, task, owner, admin_user):
     assert _json(site, key, listing)["count"] == 2 and _json(site, key, detail)["status"] == "queued"
     assert site.django_requests == kept
 
-    services.submission_create(user=owner, task=task, source=waiting.source, filename="k.py", mode="test")
-    assert _json(site, key, listing)["count"] == 3
-    Submission.objects.create(user=owner, task=task, mode="test", device_type="cpu", source="x", filename="i.py",
-                              status="done", verdict="verified", report=report_for(task, device="cpu"))
-    assert _json(site, key, listing)["count"] == 4
-    claimed = services.submission_claim(submission_id=waiting.pk, worker="w")
-    assert _json(site, key, detail)["status"] == "running"
-    services.submission_set_phase(submission=claimed, phase="correctness 1 of 3")
-    assert _json(site, key, detail)["phase"] == "correctness 1 of 3"
-    services.submission_set_phase(submission=claimed, phase="correctness 2 of 3")
-    assert _json(site, key, detail)["phase"] == "correctness 2 of 3"
-    services.submission_release_for_retry(submission=claimed, error="box", countdown_s=0)
-    assert _json(site, key, detail)["status"] == "queued"
-    claimed = services.submission_claim(submission_id=waiting.pk, worker="w")
-    assert _json(site, key, detail)["attempts"] == 2
-    assert services.submission_store_result(submission=claimed, report=report_for(task, speedup=1.1))
-    assert _json(site, key, detail)["verdict"] == "verified"
-    assert _json(site, key, f"/api/submissions/{done.pk}")["hidden"] is False
-    services.submission_disqualify(submission=done, actor=admin_user, reason="cheats")
-    assert _json(site, key, f"/api/submissions/{done.pk}")["verdict"] == "rejected"
-    assert _json(site, key, detail)["code_open"] is False
-    services.submission_publish(submission=Submission.objects.get(pk=waiting.pk), actor=owner)
-    assert _json(site, key, detail)["code_open"] is True
+    every_change_shows(lambda path: _json(site, key, path), task=task, owner=owner, admin_user=admin_user,
+                       waiting=waiting, done=done)
 
 
 def test_a_revoked_token_or_a_deactivated_user_is_refused_at_once(site, task, owner):
