@@ -26,6 +26,9 @@ from site_helpers import H200, every_change_shows, make_done, make_queued
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
+THREADS = 2  # Django's, behind the layer
+
+
 class Site:
     """The layer over Django, served on an event loop of its own thread; get() from the test."""
 
@@ -34,7 +37,8 @@ class Site:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.django_requests = 0
-        django_app = DrainBody(WSGIMiddleware(get_wsgi_application(), workers=2))
+        self.wsgi = WSGIMiddleware(get_wsgi_application(), workers=THREADS)
+        django_app = DrainBody(self.wsgi)
 
         async def counted(scope, receive, send):
             self.django_requests += 1
@@ -76,14 +80,23 @@ class Site:
         asyncio.run_coroutine_threadsafe(self.layer.close(), self.loop).result(30)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
+        # each of Django's threads closes its database connection (one task each: they meet at
+        # the barrier), so that none outlives the test and the test database can be dropped
+        meet = threading.Barrier(THREADS)
+
+        def close_mine():
+            meet.wait(30)
+            connections.close_all()
+
+        for done in [self.wsgi.executor.submit(close_mine) for _ in range(THREADS)]:
+            done.result(60)
+        self.wsgi.executor.shutdown(wait=True)
 
 
 @pytest.fixture
 def site(require_postgres, settings):
     # an unfinished answer kept for an hour: what shows below shows through the stamp, not an age
     settings.API_OWN_UNFINISHED_MAX_AGE_S = 3600
-    # Django's threads close their connections after each request: none outlives the test
-    connections.settings["default"]["CONN_MAX_AGE"] = 0
     owncache.clear()
     site = Site()
     yield site
