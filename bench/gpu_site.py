@@ -25,7 +25,10 @@ device tool; its state lives in STATE = /tmp/gpu-site):
   calibrate the ruler: `python3 -m evaluator calibrate --device cuda` on CAL_TASKS (default all
             five), its rows in OUT/calibrate-<first task>.json
   stop      Ctrl-C to the stack
-Each stage appends its records to OUT/records.jsonl.
+  table     (anywhere, no stack) the queue's records in OUT/records.jsonl as a table in the order
+            the submissions ran, then per task the median and max of upload to verdict and of
+            claim to verdict, and the evaluations a minute from the first claim to the last finish
+Each stage but `table` appends its records to OUT/records.jsonl.
 """
 from __future__ import annotations
 
@@ -71,11 +74,19 @@ def record(out: Path, **row) -> None:
         f.write(json.dumps(row) + "\n")
 
 
-def manage(*args) -> str:
+def manage(*args, tries: int = 5) -> str:
+    """A management command's output. Tried again after a pause where it fails: right after the
+    launcher starts, its own commands may still hold SQLite's write lock. The last failure is
+    raised with the command's stderr."""
     link_venv()
-    # DEBUG=1: the stack's secret key is the launcher's, and without it DEBUG=0 refuses to start
-    return subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=env() | {"DEBUG": "1"}, check=True, capture_output=True,
-                          text=True).stdout
+    for attempt in range(tries):
+        # DEBUG=1: the stack's secret key is the launcher's, and without it DEBUG=0 refuses to start
+        p = subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=env() | {"DEBUG": "1"}, capture_output=True,
+                           text=True)
+        if p.returncode == 0:
+            return p.stdout
+        time.sleep(3)
+    raise RuntimeError(f"manage.py {args[0]} failed {tries} times: {p.stderr[-800:]}")
 
 
 def link_venv() -> None:
@@ -193,8 +204,8 @@ def wait(token: str, pk: int, timeout_s: float = 600) -> dict:
 
 
 def summary(body: dict) -> dict:
-    keep = ("id", "status", "verdict", "reason_codes", "speedup_vs_compile", "speedup_vs_eager", "gpu_name",
-            "device_type", "error")
+    keep = ("id", "status", "verdict", "reason_codes", "reasons", "speedup_vs_compile", "speedup_vs_eager",
+            "gpu_name", "device_type", "error")
     return {k: body.get(k) for k in keep}
 
 
@@ -208,7 +219,7 @@ def detail(pk: int) -> dict:
             "gpu=(r.get('gpu_state') or {}).get('before'))))") % pk
     try:
         return json.loads(manage("shell", "-c", code).strip().splitlines()[-1])
-    except (subprocess.CalledProcessError, ValueError, IndexError) as exc:
+    except (RuntimeError, ValueError, IndexError) as exc:
         return {"detail_failed": repr(exc)[:300]}
 
 
@@ -410,9 +421,45 @@ def stop(out: Path) -> None:
     record(out, stage="stop", left=[line for line in _ps() if "celery" in line or "uvicorn" in line])
 
 
+def table(out: Path) -> None:
+    from datetime import datetime
+    from statistics import median
+
+    rows = [json.loads(line) for line in open(out / "records.jsonl")]
+    runs = [r for r in rows if r.get("stage") == "queue" and "site" in r]
+    at = lambda r, k: datetime.fromisoformat(r["detail"][k]).timestamp()  # noqa: E731
+    runs.sort(key=lambda r: at(r, "started"))
+    # upload to verdict from the site's own finish time: `collect` sees the uploads in the order
+    # they were sent, so a later one that finished first is seen only after the one before it
+    sent = {s["id"]: s["sent_at"] for r in rows if r.get("stage") == "queue" and "sent" in r for s in r["sent"]}
+    for r in runs:
+        r["upload_to_verdict_s"] = at(r, "finished") - sent[r["site"]["id"]]
+    print("| id | user | task | verdict | codes | vs torch.compile | vs eager | upload to verdict | claim to "
+          "verdict | attempts |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in runs:
+        s, d = r["site"], r["detail"]
+        r["claim_to_verdict_s"] = at(r, "finished") - at(r, "started")
+        print(f"| {s['id']} | {r['user']} | {r['task']} | {s['verdict']} | {', '.join(s['reason_codes']) or '-'} | "
+              f"{s['speedup_vs_compile'] or 0:.3f} | {s['speedup_vs_eager'] or 0:.3f} | "
+              f"{r['upload_to_verdict_s']:.1f} s | {r['claim_to_verdict_s']:.1f} s | {d['attempts']} |")
+    print()
+    for task in TASKS:
+        mine = [r for r in runs if r["task"] == task]
+        if mine:
+            up = [r["upload_to_verdict_s"] for r in mine]
+            claim = [r["claim_to_verdict_s"] for r in mine]
+            print(f"{task}: {len(mine)} runs, upload to verdict median {median(up):.1f} s max {max(up):.1f} s; "
+                  f"claim to verdict median {median(claim):.1f} s max {max(claim):.1f} s")
+    if len(runs) > 1:
+        span = max(at(r, "finished") for r in runs) - min(at(r, "started") for r in runs)
+        print(f"{len(runs)} evaluations in {span:.1f} s from the first claim to the last finish: "
+              f"{60 * len(runs) / span:.2f} a minute")
+
+
 STAGES = {"setup": setup, "start": start, "users": users, "examples": examples, "modes": modes, "cheats": cheats,
           "queue": queue, "collect": collect, "kill": kill,
-          "export": export, "calibrate": calibrate, "stop": stop}
+          "export": export, "calibrate": calibrate, "stop": stop, "table": table}
 
 
 def main() -> int:
