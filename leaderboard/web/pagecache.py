@@ -13,8 +13,14 @@ the very first build of a value is waited for, by one thread per process.
 Each process reads the fingerprint at most every WEB_FINGERPRINT_MAX_AGE_S seconds (default 1),
 so that under load the public pages cost no database query at all, and rebuilds a value at most
 every WEB_REBUILD_MIN_INTERVAL_S seconds (default 5), so that results arriving every second do
-not keep the CPU busy rebuilding pages. A page therefore shows a change at most about six
-seconds, plus one rebuild, after it happened. Tests set both to 0.
+not keep the CPU busy rebuilding pages. A value whose last build took long waits longer:
+REBUILD_COST_FACTOR times that build's time, so that no one value's rebuilds take more than about
+1 % of a process. A build holds the process's interpreter lock for most of its time, and with it
+the event loop that sends every kept answer (leaderboard/asgi_kept.py): under one new result a
+second, the softmax board of 2,443 entries without gzip answered p99 78-123 ms rebuilt every 5 s
+and 17 ms with no rebuild (docs/bench/site-load.md). Builds are 10-100 ms on an idle machine, so
+there a page shows a change at most about six seconds, plus one rebuild, after it happened; under
+load, that many times its build's time. Tests set both intervals to 0.
 
 Values live in this process's memory (no pickling), at most MAX_ENTRIES of them, least recently
 used first out: query strings are chosen by visitors.
@@ -34,9 +40,11 @@ from leaderboard import layer_mark
 from leaderboard.models import AuditEntry, Competition, Submission, Task
 
 MAX_ENTRIES = 512
+REBUILD_COST_FACTOR = 100  # a value is rebuilt at most every this many times its build's time
 
 _memo = {"at": float("-inf"), "value": ""}
-_entries: OrderedDict[str, tuple[str, object, float]] = OrderedDict()  # key -> (fingerprint, value, built at)
+# key -> (fingerprint, value, built at, the build's seconds)
+_entries: OrderedDict[str, tuple[str, object, float, float]] = OrderedDict()
 _build_locks: dict[str, threading.Lock] = {}
 _lock = threading.Lock()
 _fingerprint_lock = threading.Lock()
@@ -85,9 +93,9 @@ def _get(key: str):
         return entry
 
 
-def _put(key: str, fingerprint: str, value) -> None:
+def _put(key: str, fingerprint: str, value, build_s: float) -> None:
     with _lock:
-        _entries[key] = (fingerprint, value, time.monotonic())
+        _entries[key] = (fingerprint, value, time.monotonic(), build_s)
         _entries.move_to_end(key)
         while len(_entries) > MAX_ENTRIES:
             old, _ = _entries.popitem(last=False)
@@ -102,7 +110,10 @@ def _build_lock(key: str) -> threading.Lock:
 def _answers(entry, fingerprint: str, now: float) -> bool:
     """Whether cached() answers with this entry as it is: its data is current, or it was rebuilt
     a moment ago (a change then shows at the next rebuild)."""
-    return entry[0] == fingerprint or now - entry[2] < getattr(settings, "WEB_REBUILD_MIN_INTERVAL_S", 5.0)
+    interval = getattr(settings, "WEB_REBUILD_MIN_INTERVAL_S", 5.0)
+    if interval > 0:
+        interval = max(interval, REBUILD_COST_FACTOR * entry[3])
+    return entry[0] == fingerprint or now - entry[2] < interval
 
 
 def cached(key: str, build, *, fingerprint: str | None = None):
@@ -121,6 +132,7 @@ def cached(key: str, build, *, fingerprint: str | None = None):
         entry = _get(key)
         if entry is not None and entry[0] == fingerprint:
             return entry[1]
+        started = time.monotonic()
         try:
             value = build()
         except BaseException:
@@ -128,7 +140,7 @@ def cached(key: str, build, *, fingerprint: str | None = None):
                 with _lock:
                     _build_locks.pop(key, None)  # a 404 or an error: keep nothing for this key
             raise
-        _put(key, fingerprint, value)
+        _put(key, fingerprint, value, time.monotonic() - started)
         return value
     finally:
         lock.release()

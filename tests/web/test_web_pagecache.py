@@ -60,3 +60,41 @@ def test_a_value_is_rebuilt_at_most_every_min_interval(settings):
     assert cached("k3", lambda: "second", fingerprint="f2") == "first"
     settings.WEB_REBUILD_MIN_INTERVAL_S = 0
     assert cached("k3", lambda: "second", fingerprint="f2") == "second"
+
+
+def test_a_slow_build_stretches_the_interval_to_its_cost(settings, monkeypatch):
+    """A value whose build took 50 ms is rebuilt at most every REBUILD_COST_FACTOR x 50 ms (5 s),
+    not every WEB_REBUILD_MIN_INTERVAL_S (0.1 s); a quick one keeps the minimum."""
+    from leaderboard.web import pagecache
+
+    settings.WEB_REBUILD_MIN_INTERVAL_S = 0.1
+    monkeypatch.setattr(pagecache, "REBUILD_COST_FACTOR", 100)
+
+    def slow(value):
+        def build():
+            time.sleep(0.05)
+            return value
+        return build
+
+    assert cached("slow", slow("first"), fingerprint="f1") == "first"
+    assert cached("quick", lambda: "first", fingerprint="f1") == "first"
+    time.sleep(0.2)  # past the minimum interval, inside the slow value's 5 s
+    assert cached("slow", slow("second"), fingerprint="f2") == "first"
+    assert cached("quick", lambda: "second", fingerprint="f2") == "second"
+    monkeypatch.setattr(pagecache, "REBUILD_COST_FACTOR", 1)  # the same build, now past 1 x 50 ms
+    assert cached("slow", slow("third"), fingerprint="f3") == "third"
+
+
+def test_no_interval_means_no_cost_interval_either(settings):
+    """Tests and operators that set the interval to 0 see every change at once, however long the
+    build took."""
+    settings.WEB_REBUILD_MIN_INTERVAL_S = 0
+
+    def slow(value):
+        def build():
+            time.sleep(0.05)
+            return value
+        return build
+
+    assert cached("slow0", slow("first"), fingerprint="f1") == "first"
+    assert cached("slow0", slow("second"), fingerprint="f2") == "second"
