@@ -13,14 +13,16 @@ the very first build of a value is waited for, by one thread per process.
 Each process reads the fingerprint at most every WEB_FINGERPRINT_MAX_AGE_S seconds (default 1),
 so that under load the public pages cost no database query at all, and rebuilds a value at most
 every WEB_REBUILD_MIN_INTERVAL_S seconds (default 5), so that results arriving every second do
-not keep the CPU busy rebuilding pages. A value whose last build took long waits longer:
-REBUILD_COST_FACTOR times that build's time, so that no one value's rebuilds take more than about
-1 % of a process. A build holds the process's interpreter lock for most of its time, and with it
-the event loop that sends every kept answer (leaderboard/asgi_kept.py): under one new result a
-second, the softmax board of 2,443 entries without gzip answered p99 78-123 ms rebuilt every 5 s
-and 17 ms with no rebuild (docs/bench/site-load.md). Builds are 10-100 ms on an idle machine, so
-there a page shows a change at most about six seconds, plus one rebuild, after it happened; under
-load, that many times its build's time. Tests set both intervals to 0.
+not keep the CPU busy rebuilding pages. A value whose last rebuild took long waits longer:
+REBUILD_COST_FACTOR times that rebuild's time, at most REBUILD_MAX_INTERVAL_S, so that no one
+value's rebuilds take more than about 1 % of a process. A build holds the process's interpreter
+lock for most of its time, and with it the event loop that sends every kept answer
+(leaderboard/asgi_kept.py): under one new result a second, the softmax board of 2,443 entries
+without gzip answered p99 78-134 ms rebuilt every 5 s and 17 ms with no rebuild
+(docs/bench/site-load.md). A value's first build in a process does not set the pace: it pays for
+imports and templates once. Rebuilds take 10-100 ms on an idle machine, so there a page shows a
+change at most about six seconds, plus one rebuild, after it happened; under load, at most about
+half a minute. Tests set both intervals to 0.
 
 Values live in this process's memory (no pickling), at most MAX_ENTRIES of them, least recently
 used first out: query strings are chosen by visitors.
@@ -40,10 +42,11 @@ from leaderboard import layer_mark
 from leaderboard.models import AuditEntry, Competition, Submission, Task
 
 MAX_ENTRIES = 512
-REBUILD_COST_FACTOR = 100  # a value is rebuilt at most every this many times its build's time
+REBUILD_COST_FACTOR = 100  # a value is rebuilt at most every this many times its last rebuild's time
+REBUILD_MAX_INTERVAL_S = 30.0  # ... and at least this often while its data changes
 
 _memo = {"at": float("-inf"), "value": ""}
-# key -> (fingerprint, value, built at, the build's seconds)
+# key -> (fingerprint, value, built at, the rebuild's seconds: 0 for a first build)
 _entries: OrderedDict[str, tuple[str, object, float, float]] = OrderedDict()
 _build_locks: dict[str, threading.Lock] = {}
 _lock = threading.Lock()
@@ -112,7 +115,7 @@ def _answers(entry, fingerprint: str, now: float) -> bool:
     a moment ago (a change then shows at the next rebuild)."""
     interval = getattr(settings, "WEB_REBUILD_MIN_INTERVAL_S", 5.0)
     if interval > 0:
-        interval = max(interval, REBUILD_COST_FACTOR * entry[3])
+        interval = max(interval, min(REBUILD_COST_FACTOR * entry[3], REBUILD_MAX_INTERVAL_S))
     return entry[0] == fingerprint or now - entry[2] < interval
 
 
@@ -140,7 +143,7 @@ def cached(key: str, build, *, fingerprint: str | None = None):
                 with _lock:
                     _build_locks.pop(key, None)  # a 404 or an error: keep nothing for this key
             raise
-        _put(key, fingerprint, value, time.monotonic() - started)
+        _put(key, fingerprint, value, time.monotonic() - started if entry is not None else 0.0)
         return value
     finally:
         lock.release()
