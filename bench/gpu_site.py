@@ -79,7 +79,7 @@ def manage(*args, tries: int = 5) -> str:
     launcher starts, its own commands may still hold SQLite's write lock. The last failure is
     raised with the command's stderr."""
     link_venv()
-    for attempt in range(tries):
+    for _ in range(tries):
         # DEBUG=1: the stack's secret key is the launcher's, and without it DEBUG=0 refuses to start
         p = subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=env() | {"DEBUG": "1"}, capture_output=True,
                            text=True)
