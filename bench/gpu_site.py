@@ -434,12 +434,12 @@ def table(out: Path) -> None:
     sent = {s["id"]: s["sent_at"] for r in rows if r.get("stage") == "queue" and "sent" in r for s in r["sent"]}
     for r in runs:
         r["upload_to_verdict_s"] = at(r, "finished") - sent[r["site"]["id"]]
+        r["claim_to_verdict_s"] = at(r, "finished") - at(r, "started")
     print("| id | user | task | verdict | codes | vs torch.compile | vs eager | upload to verdict | claim to "
           "verdict | attempts |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in runs:
         s, d = r["site"], r["detail"]
-        r["claim_to_verdict_s"] = at(r, "finished") - at(r, "started")
         print(f"| {s['id']} | {r['user']} | {r['task']} | {s['verdict']} | {', '.join(s['reason_codes']) or '-'} | "
               f"{s['speedup_vs_compile'] or 0:.3f} | {s['speedup_vs_eager'] or 0:.3f} | "
               f"{r['upload_to_verdict_s']:.1f} s | {r['claim_to_verdict_s']:.1f} s | {d['attempts']} |")
