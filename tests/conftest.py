@@ -112,6 +112,28 @@ def chromium():
         browser.close()
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's, and before it drops the test databases, no other session left on them:
+    DROP DATABASE refuses a database another session still uses (it waits 5 s for sessions that
+    are ending). One can stay open in this process: once Playwright's sync API runs its event loop
+    in the main thread, Django keeps that thread's connections per context rather than per thread
+    (asgiref's Local), so a connection opened before the browser started is out of reach of every
+    later close_all(). A session left by a test's killed child would end by itself; ending it here
+    costs nothing. Without pytest-django (the GPU host) nothing asks for this fixture."""
+    yield
+    from django.db import connections
+
+    with django_db_blocker.unblock():
+        for conn in connections.all():
+            if conn.vendor != "postgresql":
+                continue
+            with conn.cursor() as cursor:
+                cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                               "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+            conn.close()
+
+
 # ---- site fixtures shared by tests/site, tests/web and the browser tests ----------------------
 
 @pytest.fixture(autouse=True)
