@@ -12,7 +12,8 @@ hop per middleware, and served a cached task page at a quarter of the rate or le
 Kept answers (a caller's own API reads, a visitor's pages, the public API reads) are sent before
 Django while they still hold (leaderboard/asgi_kept.py). A body Django refuses unread (413) is
 read to its end before the answer goes out (leaderboard/asgi_body.py), so that the client reads
-the site's page instead of a reset.
+the site's page instead of a reset; a body sent without a length (chunked) is read whole and
+handed to Django with its length, which the WSGI bridge needs (the same module).
 
 SERVE_STATIC=1 (scripts/web.sh sets it) adds Django's own static files handler, which serves
 static/ as `runserver --insecure` did: a development stack has no proxy in front of it. A
@@ -32,11 +33,12 @@ if os.environ.get("SERVE_STATIC") == "1":
 
     django_application = StaticFilesHandler(django_application)
 
-from leaderboard.asgi_body import DrainBody  # noqa: E402 - after Django's set-up
+from leaderboard.asgi_body import DrainBody, SizedBody  # noqa: E402 - after Django's set-up
 from leaderboard.asgi_kept import KeptLayer  # noqa: E402
 from leaderboard.asgi_wait import WaitLayer  # noqa: E402
 
-application = WaitLayer(KeptLayer(DrainBody(WSGIMiddleware(django_application, workers=settings.WEB_THREADS))))
+application = WaitLayer(KeptLayer(DrainBody(SizedBody(WSGIMiddleware(django_application,
+                                                                      workers=settings.WEB_THREADS)))))
 
 
 def _freeze_what_lives_for_good() -> None:

@@ -1,4 +1,5 @@
-"""What every request meets: TRACE refused, and the response headers every page gets.
+"""What every request meets: TRACE refused, HEAD answered under /api/, and the response headers
+every page gets.
 
 TRACE under /api/ goes on to the API, which answers every method an address does not take with
 its own 405 naming the ones it does (leaderboard/api/errors.py).
@@ -32,4 +33,25 @@ class ContentSecurityPolicyMiddleware:
         policy = getattr(settings, "CONTENT_SECURITY_POLICY", "")
         if policy and "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = policy
+        return response
+
+
+class ApiHeadMiddleware:
+    """HEAD under /api/ is answered as GET is, without the body: django-ninja routes an operation
+    for the methods it names, where HTTP has every address that takes GET take HEAD too (curl -I,
+    monitors, link checkers). Outermost, so that the body is gone whichever layer wrote it."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.method != "HEAD" or not request.path.startswith("/api/"):
+            return self.get_response(request)
+        request.method = "GET"
+        response = self.get_response(request)
+        if response.streaming:
+            response.streaming_content = []  # a file's handle is still closed with the response
+        else:
+            response["Content-Length"] = str(len(response.content))
+            response.content = b""
         return response

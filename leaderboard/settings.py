@@ -59,7 +59,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # outermost: every error answer under /api/ becomes JSON, whichever layer made it
+    "leaderboard.middleware.ApiHeadMiddleware",
+    # every error answer under /api/ becomes JSON, whichever layer made it
     "leaderboard.errors.ApiErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "leaderboard.middleware.RefuseTraceMiddleware",

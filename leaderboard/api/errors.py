@@ -23,6 +23,7 @@ CODES = {
     404: "not_found",
     405: "method_not_allowed",
     413: "too_large",
+    415: "unsupported_media_type",
     422: "unprocessable",
     429: "rate_limited",
     500: "server_error",
@@ -53,7 +54,7 @@ class ApiError(BaseModel):
     error: str = Field(description="What went wrong and what to do, in words for a person.")
     code: str = Field(description="A machine code: bad_request, invalid_request, invalid_body, unauthenticated, "
                                   "forbidden, banned, not_found, unknown_task, method_not_allowed, too_large, "
-                                  "idempotency_key_reused, rate_limited, queue_full, server_error, ...")
+                                  "unsupported_media_type, idempotency_key_reused, rate_limited, queue_full, server_error, ...")
 
 
 class Refusal(Exception):
@@ -78,6 +79,7 @@ def error_response(status: int, message: str, code: str | None = None, *, header
 
 
 def allow_header(methods) -> str:
+    methods = set(methods) | ({"HEAD"} if "GET" in methods else set())  # leaderboard.middleware.ApiHeadMiddleware
     known = [m for m in METHOD_ORDER if m in methods]
     return ", ".join(known + sorted(set(methods) - set(known)))
 

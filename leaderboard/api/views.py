@@ -27,7 +27,7 @@ from leaderboard.api.auth import (AUTH_REQUIRED, OPTIONAL_SECURITY, TOKEN, TOKEN
 from leaderboard.api.errors import Refusal, documented
 from leaderboard.api.schemas import SourceOut, SubmissionForm, SubmissionIn, SubmissionOut, SubmissionPage
 from leaderboard.asgi_wait import WAIT_MAX_S
-from leaderboard.models import Submission
+from leaderboard.models import Submission, Task
 
 router = Router(tags=["submissions"])
 
@@ -111,13 +111,20 @@ MAX_BODY = settings.SUBMISSION_MAX_BYTES * 2 + 4096  # the source, escaped, and 
 TOO_LARGE = f"The request body is too large: at most {MAX_BODY:,} bytes."
 
 
+BODY_TYPES = ("application/json", "multipart/form-data", "application/x-www-form-urlencoded")
+
+
 def _read_body(request) -> tuple[dict, bytes | str | None]:
-    """(the fields, the source) of a JSON body or a multipart form (the kernel as `file`, or as
-    the `source` field). A body that cannot be read is a 400 with the reason; one over MAX_BODY
-    a 413, refused from its Content-Length before it is read."""
+    """(the fields, the source) of a JSON body or a form (multipart: the kernel as `file`, or as
+    the `source` field). A body that cannot be read is a 400 with the reason, one of another type
+    a 415; one over MAX_BODY a 413, refused from its Content-Length before it is read."""
     length = request.META.get("CONTENT_LENGTH") or ""
     if length.isdigit() and int(length) > MAX_BODY:
         raise Refusal(413, TOO_LARGE)
+    if request.content_type not in BODY_TYPES:
+        sent = f"Content-Type {request.content_type[:80]!r}" if request.content_type else "no Content-Type"
+        raise Refusal(415, f"Send the upload as application/json or multipart/form-data (this request has {sent}).",
+                      "unsupported_media_type")
     try:
         if request.content_type == "application/json":
             if len(request.body) > MAX_BODY:
@@ -129,6 +136,8 @@ def _read_body(request) -> tuple[dict, bytes | str | None]:
             if not isinstance(body, dict):
                 raise Refusal(400, "The body must be a JSON object.", "invalid_body")
             return body, body.get("source")
+        if request.content_type == "multipart/form-data":
+            _check_multipart(request)
         upload = request.FILES.get("file")
         fields = {name: request.POST[name] for name in ("task", "mode", "filename") if name in request.POST}
         if upload is not None:
@@ -146,10 +155,26 @@ def _read_body(request) -> tuple[dict, bytes | str | None]:
         raise Refusal(400, f"The request body could not be read: {exc}", "invalid_body") from None
 
 
+def _check_multipart(request) -> None:
+    """A multipart body names its boundary and ends with it: Django's parser takes a body cut
+    short as one with fewer fields, which would be answered as a missing field."""
+    boundary = request.content_params.get("boundary", "")
+    if not boundary:
+        raise Refusal(400, "The multipart body's Content-Type names no boundary: let the HTTP client build "
+                           "the form (curl -F, requests' files=) rather than setting the header by hand.",
+                      "invalid_body")
+    body = request.body
+    request.POST  # Django's parser refuses a malformed form first (MultiPartParserError)
+    if not body.rstrip(b"\r\n").endswith(b"--" + boundary.encode("latin-1", "replace") + b"--"):
+        raise Refusal(400, "The multipart body ends before its closing boundary: it was cut short on the way "
+                           "or built by hand.", "invalid_body")
+
+
 # the refusal of a field, in the words the API has always used: the first that applies
 FIELD_WORDS = [
     ("source", "string_type", "'source' must be a string."),
-    ("task", None, "'task' is required (a task name, see GET /api/tasks)."),
+    ("task", "missing", "'task' is required (a task name, see GET /api/tasks)."),
+    ("task", None, "'task' must be a string: a task name (see GET /api/tasks)."),
     ("source", "missing", "Send the kernel as 'source' (JSON or form field) or as a 'file' upload."),
     ("mode", None, "'mode' must be a string: ranked, test or profile."),
     ("filename", None, "'filename' must be a string ending in .py."),
@@ -206,7 +231,7 @@ UPLOAD_DOC = {
 
 @router.post("/submissions", summary="Upload a kernel", auth=TOKEN, url_name="submissions", exclude_unset=True,
              openapi_extra=UPLOAD_DOC,
-             response={201: SubmissionOut, 200: SubmissionOut, **documented(400, 401, 403, 404, 413, 422, 429)})
+             response={201: SubmissionOut, 200: SubmissionOut, **documented(400, 401, 403, 404, 413, 415, 422, 429)})
 def submission_create(request, idempotency_key: IdempotencyKey = Header(None, alias="Idempotency-Key")):
     """Upload a kernel: JSON or a multipart form. With an `Idempotency-Key` header (any unique
     string, such as a UUID), a repeat of the same upload with the same key within 24 hours answers
@@ -411,7 +436,9 @@ def _page(request, query: ListQuery) -> dict:
     qs = selectors.submission_summaries_for_user(user=request.user)
     if query.task:
         # a NUL names no task, and PostgreSQL cannot even compare one
-        qs = qs.filter(task__name=query.task) if "\x00" not in query.task else qs.none()
+        if "\x00" in query.task or not Task.objects.filter(name=query.task).exists():
+            raise Refusal(404, f"No task named {query.task[:64]!r} (GET /api/tasks lists them).", "unknown_task")
+        qs = qs.filter(task__name=query.task)
     total = qs.count()
     pages = max(1, -(-total // query.per_page))
     if query.page > pages:

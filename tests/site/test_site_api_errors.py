@@ -81,17 +81,23 @@ def test_404_an_unknown_address_under_api_and_an_unknown_submission(client, sett
     assert body["error"] == "No submission #999 that you can read."
 
 
+def test_404_an_unknown_task_in_the_list_as_everywhere(client, task, key):
+    body = shaped(client.get("/api/submissions?task=nope", **auth(key)), 404, "unknown_task")
+    assert "'nope'" in body["error"] and "GET /api/tasks" in body["error"]
+    assert client.get("/api/submissions?task=softmax", **auth(key)).json()["count"] == 0
+
+
 def test_404_an_unknown_task_on_upload(client, task, key, eval_queue):
     shaped(client.post("/api/submissions", {"task": "nope", "source": SOURCE}, content_type="application/json",
                        **auth(key)), 404, "unknown_task")
 
 
 @pytest.mark.parametrize("method, path, allow", [
-    ("delete", "/api/submissions", "GET, POST"),
-    ("put", "/api/tasks", "GET"),
-    ("post", "/api/openapi.json", "GET"),
-    ("post", "/api/docs", "GET"),
-    ("trace", "/api/competitions", "GET"),
+    ("delete", "/api/submissions", "GET, HEAD, POST"),
+    ("put", "/api/tasks", "GET, HEAD"),
+    ("post", "/api/openapi.json", "GET, HEAD"),
+    ("post", "/api/docs", "GET, HEAD"),
+    ("trace", "/api/competitions", "GET, HEAD"),
 ])
 def test_405_names_what_the_address_takes(key, db, method, path, allow):
     client = Client(enforce_csrf_checks=True)  # as a real client meets the site: never a CSRF refusal
@@ -185,7 +191,6 @@ def test_over_http_a_body_too_large_is_the_shape(live_server, owner):
 
 def test_a_nul_in_a_query_is_no_500(client, task, key):
     """PostgreSQL cannot compare a text with NUL in it; such a task name names no task."""
-    resp = client.get("/api/submissions?task=soft%00max", **auth(key))
-    assert resp.status_code == 200 and resp.json()["count"] == 0
+    shaped(client.get("/api/submissions?task=soft%00max", **auth(key)), 404, "unknown_task")
     shaped(client.get("/api/competitions/a%00b"), 404, "not_found")
     shaped(client.get("/api/tasks/softmax/leaderboard?device=c%00pu"), 400, "unknown_device")

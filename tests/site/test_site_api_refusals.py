@@ -69,16 +69,16 @@ def test_an_unknown_device_is_a_400_that_names_the_known_ones(client, task, owne
 
 
 @pytest.mark.parametrize("address, allowed", [
-    ("/api/submissions/{id}", "GET"),
-    ("/api/submissions/{id}/source", "GET"),
-    ("/api/submissions/{id}/report", "GET"),
-    ("/api/submissions/{id}/profile.ncu-rep", "GET"),
-    ("/api/submissions", "GET, POST"),
-    ("/api/tasks", "GET"),
-    ("/api/tasks/softmax/leaderboard", "GET"),
-    ("/api/competitions", "GET"),
-    ("/api/competitions/spring", "GET"),
-    ("/api/competitions/spring/export.jsonl", "GET"),
+    ("/api/submissions/{id}", "GET, HEAD"),
+    ("/api/submissions/{id}/source", "GET, HEAD"),
+    ("/api/submissions/{id}/report", "GET, HEAD"),
+    ("/api/submissions/{id}/profile.ncu-rep", "GET, HEAD"),
+    ("/api/submissions", "GET, HEAD, POST"),
+    ("/api/tasks", "GET, HEAD"),
+    ("/api/tasks/softmax/leaderboard", "GET, HEAD"),
+    ("/api/competitions", "GET, HEAD"),
+    ("/api/competitions/spring", "GET, HEAD"),
+    ("/api/competitions/spring/export.jsonl", "GET, HEAD"),
 ])
 @pytest.mark.parametrize("method", ["delete", "put", "patch"])
 def test_a_method_an_address_does_not_take_is_a_json_405(csrf_client, task, owner, address, allowed, method):
@@ -91,6 +91,17 @@ def test_a_method_an_address_does_not_take_is_a_json_405(csrf_client, task, owne
         assert resp["Allow"] == allowed and allowed in resp.json()["error"]
     sub.refresh_from_db()
     assert sub.status == "done"
+
+
+@pytest.mark.parametrize("address", ["/api/tasks", "/api/tasks/softmax/leaderboard", "/api/submissions/{id}",
+                                     "/api/submissions/{id}/source", "/api/submissions", "/api/openapi.json",
+                                     "/api/no/such/thing", "/api/submissions/999999"])
+def test_head_is_answered_wherever_get_is_without_the_body(client, task, owner, address):
+    key = services.api_token_create(user=owner)[1]
+    path = address.format(id=make_done(task, owner).pk)
+    got, head = client.get(path, **auth(key)), client.head(path, **auth(key))
+    assert head.status_code == got.status_code and head["Content-Type"] == got["Content-Type"]
+    assert head.content == b"" and int(head["Content-Length"]) == len(got.content) > 0
 
 
 def test_a_post_with_a_token_and_a_session_but_no_csrf_token_is_taken(csrf_client, task, owner, eval_queue):
@@ -135,6 +146,6 @@ def test_delete_over_http_is_a_json_405_not_a_csrf_page(live_server, task, owner
                                  headers={"Authorization": f"Token {key}"})
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(req, timeout=30)
-    assert refused.value.code == 405 and refused.value.headers["Allow"] == "GET"
+    assert refused.value.code == 405 and refused.value.headers["Allow"] == "GET, HEAD"
     assert refused.value.headers["Content-Type"].startswith("application/json")
     assert "use GET" in json.loads(refused.value.read())["error"]

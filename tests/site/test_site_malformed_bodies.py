@@ -40,12 +40,16 @@ CASES = [
     ("utf16", JSON, '{"task": "softmax", "source": "x"}'.encode("utf-16"), "custom_kernel"),
     ("array-not-object", JSON, b"[1, 2]", "must be a JSON object"),
     ("source-not-string", JSON, b'{"task": "softmax", "source": {"a": 1}}', "'source' must be a string"),
-    ("task-not-string", JSON, b'{"task": ["softmax"], "source": "x"}', "'task' is required"),
+    ("task-not-string", JSON, b'{"task": ["softmax"], "source": "x"}', "'task' must be a string"),
+    ("task-a-number", JSON, b'{"task": 5, "source": "x"}', "'task' must be a string"),
+    ("task-missing", JSON, b'{"source": "x"}', "'task' is required"),
     ("huge-integer", JSON, b'{"task": "softmax", "source": "x", "mode": ' + b"9" * 50_000 + b"}", "not valid JSON"),
-    ("multipart-no-boundary", "multipart/form-data", b"garbage", "could not be read"),
+    ("multipart-no-boundary", "multipart/form-data", b"garbage", "names no boundary"),
     ("multipart-bad-boundary", "multipart/form-data; boundary=\x00", b"garbage", "could not be read"),
     ("multipart-truncated", MULTIPART, f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"task\"\r\n".encode(),
-     "'task' is required"),
+     "cut short"),
+    ("multipart-without-its-end", MULTIPART, multipart(field("task", b"softmax"), field("source", b"x")).rsplit(b"--", 1)[0],
+     "cut short"),
     ("multipart-too-many-fields", MULTIPART, multipart(*[field(f"f{i}", b"x") for i in range(1100)]), "could not be read"),
     ("multipart-non-utf8-file", MULTIPART, multipart(
         field("task", b"softmax"),
@@ -85,3 +89,15 @@ def test_a_well_formed_body_still_passes(client, task, key, django_capture_on_co
                            content_type=JSON, HTTP_AUTHORIZATION=f"Token {key}")
     assert resp.status_code == 201, resp.content
     assert Submission.objects.count() == 1
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "", "application/xml; charset=utf-8"])
+def test_a_body_of_another_type_is_a_415_that_names_the_types_taken(client, task, key, content_type):
+    body = json.dumps({"task": "softmax", "mode": "test", "source": SOURCE}).encode()
+    resp = client.generic("POST", "/api/submissions", body, content_type=content_type,
+                          HTTP_AUTHORIZATION=f"Token {key}")
+    assert resp.status_code == 415 and resp.json()["code"] == "unsupported_media_type"
+    message = resp.json()["error"]
+    assert "application/json or multipart/form-data" in message
+    assert (content_type.split(";")[0] or "no Content-Type") in message, message
+    assert not Submission.objects.exists()

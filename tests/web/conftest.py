@@ -2,9 +2,13 @@
 another user, staff) and a finished submission with a realistic evaluator report."""
 from __future__ import annotations
 
+import os
+import secrets
+
 import pytest
 from django.contrib.auth import get_user_model
 
+from proc_helpers import web_server
 from web_helpers import make_done
 
 
@@ -21,3 +25,23 @@ def staff(db):
 @pytest.fixture
 def done(task, owner):
     return make_done(task, owner, speedup=1.25)
+
+
+@pytest.fixture
+def live_site(transactional_db, tmp_path):
+    """The web server as `make run` starts it (scripts/web.sh: uvicorn, DEBUG off), a process of its
+    own on the test database, read over HTTP."""
+    from django.conf import settings
+    from django.db import connection
+
+    db = connection.settings_dict
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "DJANGO"))}
+    env.update(DEBUG="0", SECRET_KEY=secrets.token_urlsafe(50), ALLOWED_HOSTS="127.0.0.1,localhost",
+               SECURE_COOKIES="0", REDIS_URL=settings.REDIS_URL, PYTHONUNBUFFERED="1",
+               DATABASE_URL=f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}")
+    try:
+        with web_server(env, tmp_path / "web.log", "/static/css/site.css") as url:
+            yield url
+    finally:
+        connection.close()

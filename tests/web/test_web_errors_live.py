@@ -2,34 +2,8 @@
 (scripts/run.sh), a process of its own on the test database, read over HTTP."""
 from __future__ import annotations
 
-import os
-import secrets
 import urllib.error
 import urllib.request
-
-import pytest
-
-from proc_helpers import web_server
-
-
-
-@pytest.fixture
-def live_site(transactional_db, tmp_path):
-    from django.conf import settings
-    from django.db import connection
-
-    db = connection.settings_dict
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "DJANGO"))}
-    env.update(DEBUG="0", SECRET_KEY=secrets.token_urlsafe(50), ALLOWED_HOSTS="127.0.0.1,localhost",
-               SECURE_COOKIES="0", REDIS_URL=settings.REDIS_URL, PYTHONUNBUFFERED="1",
-               DATABASE_URL=f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}")
-    try:
-        with web_server(env, tmp_path / "web.log", "/static/css/site.css") as url:
-            yield url
-    finally:
-        connection.close()
-
 
 # one browser: the CSRF cookie of the first page goes with the forms after it
 browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
