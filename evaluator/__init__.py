@@ -29,12 +29,12 @@ from .report import empty as empty_report
 from .report import validate as validate_report
 from .upload import MAX_BYTES, check_signature, check_upload, validate_source
 from .upload import parse as parse_python
-from .words import state_word, status_word, verdict_word
+from .words import significant, state_word, status_word, verdict_word
 
 __all__ = ["CODES", "DEVICES", "MAX_BYTES", "MODES", "PROFILE_FILE_MAX_BYTES", "ReportError", "TASKS",
            "calibrate_tasks", "check_signature", "check_upload", "empty_report", "get_task", "parse_python",
            "profile_summary",
-           "progress_latest", "progress_words", "state_word", "status_word", "time_split", "validate_report",
+           "progress_latest", "progress_words", "significant", "state_word", "status_word", "time_split", "validate_report",
            "validate_source", "verdict_for", "verdict_word"]
 
 

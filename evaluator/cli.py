@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from .report import MODES, time_split
-from .words import verdict_word
+from .words import significant, verdict_word
 
 
 class UsageError(Exception):
@@ -173,8 +173,8 @@ def summary(r: dict) -> str:
     lines = [f"{r['task']} on {r['device']}{' (' + r['gpu_name'] + ')' if r.get('gpu_name') else ''}: "
              f"{verdict_word(r['verdict'], r['mode'])}"]
     if r.get("speedup_vs_compile") is not None:
-        lines.append(f"  speedup: {r['speedup_vs_compile']:.3f}x vs torch.compile, "
-                     f"{r['speedup_vs_eager']:.3f}x vs eager (geometric mean over shapes)")
+        lines.append(f"  speedup: {significant(r['speedup_vs_compile'])}x vs torch.compile, "
+                     f"{significant(r['speedup_vs_eager'])}x vs eager (geometric mean over shapes)")
     for s in r.get("shapes", []):
         shape = ", ".join(f"{k}={v}" for k, v in s["shape"].items())
         lines.append(f"  [{shape}] candidate {_ms(s['candidate_ms'])}, eager {_ms(s['eager_ms'])}, "
@@ -182,7 +182,9 @@ def summary(r: dict) -> str:
     tests = r.get("tests", [])
     if tests:
         passed = sum(t["passed"] for t in tests)
-        lines.append(f"  tests: {passed}/{len(tests)} shapes passed")
+        total = _test_shape_count(r["task"]) or len(tests)
+        stopped = f" (stopped at the first failure: {total - len(tests)} not run)" if len(tests) < total else ""
+        lines.append(f"  tests: {passed} of {total} shapes passed{stopped}")
     for code, reason in zip(r["reason_codes"], r["reasons"]):
         lines.append(f"  - [{code}] {reason}")
     if r.get("profile"):
@@ -192,6 +194,15 @@ def summary(r: dict) -> str:
     phases = r.get("phases", {})
     lines.append("  time: " + time_split(phases))
     return "\n".join(lines)
+
+
+def _test_shape_count(name: str) -> int | None:
+    from .tasks import get_task
+
+    try:
+        return len(get_task(name).test_shapes)
+    except KeyError:
+        return None
 
 
 def _ms(x) -> str:

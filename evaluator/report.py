@@ -97,8 +97,11 @@ def empty(*, task: str, mode: str, device: str) -> dict:
 # ---- validation of untrusted reports ---------------------------------------------------------
 
 def time_split(phases: dict) -> str:
-    """One line of where the evaluation's time went: "startup 0.0s, compile 12.7s, ..."."""
-    return ", ".join(f"{k.removesuffix('_s')} {v:.1f}s" for k, v in phases.items())
+    """One line of where the evaluation's time went, to two significant digits as the result page
+    writes it: "startup 0.0021 s, compile 13 s, ..."."""
+    from .words import significant
+
+    return ", ".join(f"{k.removesuffix('_s')} {significant(v, 2)} s" for k, v in phases.items())
 
 
 def _fail(where: str, what: str):

@@ -190,7 +190,7 @@ class SubmissionAdminBase(admin.ModelAdmin):
 
     @admin.display(description="reasons")
     def reason_list(self, obj):
-        return ", ".join(obj.reason_codes or [])
+        return ", ".join(obj.reason_codes or []) or numbers.DASH  # the dash of an empty speedup beside it
 
     @admin.display(description="source")
     def source_code(self, obj):

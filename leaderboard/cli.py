@@ -149,17 +149,17 @@ def _upload(url: str, token: str, body: dict, err) -> dict:
 def submit(args, out=sys.stdout, err=sys.stderr) -> int:
     token = _token(args)
     if not token:
-        err.write(NEED_TOKEN + "\n")
+        err.write(f"error: {NEED_TOKEN}\n")
         return EXIT_ERROR
     try:
         with open(args.file, "rb") as f:
             raw = f.read()
         source = raw.decode("utf-8")
     except OSError as exc:
-        err.write(f"cannot read {args.file}: {exc.strerror}\n")
+        err.write(f"error: cannot read {args.file}: {exc.strerror}\n")
         return EXIT_ERROR
     except UnicodeDecodeError:
-        err.write(f"{args.file} is not UTF-8 text\n")
+        err.write(f"error: {args.file} is not UTF-8 text\n")
         return EXIT_ERROR
     try:
         sub = _upload(f"{_base(args)}/api/submissions", token,
@@ -199,22 +199,24 @@ def list_submissions(args, out=sys.stdout, err=sys.stderr) -> int:
     """Your submissions, newest first, --limit of them (pages of the API as needed)."""
     token = _token(args)
     if not token:
-        err.write(NEED_TOKEN + "\n")
+        err.write(f"error: {NEED_TOKEN}\n")
         return EXIT_ERROR
     query = f"per_page={min(args.limit, PAGE_MAX)}"
     if args.task:
         query += "&task=" + urllib.parse.quote(args.task)
     results, url, count = [], f"{_base(args)}/api/submissions?{query}", 0
     try:
-        while url and len(results) < args.limit:
-            page = _call("GET", url, token)
-            results += page["results"]
-            count, url = page["count"], page["next"]
-        if not results and args.task:
+        try:
+            while url and len(results) < args.limit:
+                page = _call("GET", url, token)
+                results += page["results"]
+                count, url = page["count"], page["next"]
+        except ApiError as exc:
+            if not (args.task and exc.status == 404):
+                raise
             tasks = [t["name"] for t in _call("GET", f"{_base(args)}/api/tasks", token)["tasks"]]
-            if args.task not in tasks:
-                err.write(f"error: no task named {args.task!r}; the tasks: {', '.join(tasks)}\n")
-                return EXIT_ERROR
+            err.write(f"error: no task named {args.task!r}; the tasks: {', '.join(tasks)}\n")
+            return EXIT_ERROR
     except ApiError as exc:
         err.write(f"error: {exc}\n")
         return EXIT_ERROR
@@ -235,7 +237,7 @@ def _fetch_one(args, token: str, err) -> dict | None:
         return _call("GET", url, token)
     except ApiError as exc:
         if exc.status == 401 and not token:
-            err.write(f"submission #{args.id} is not public: {NEED_TOKEN}\n")
+            err.write(f"error: submission #{args.id} is not public: {NEED_TOKEN}\n")
         elif exc.status == 404:
             err.write(f"error: no submission #{args.id} that you can read "
                       "(`python -m leaderboard.cli list` shows yours)\n")

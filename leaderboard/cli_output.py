@@ -117,7 +117,7 @@ def print_result(sub: dict, out) -> None:
         w(FLAGGED_NOTE + "\n")
     if sub.get("pct_of_floor") is not None and not is_tryout(sub):
         w(f"share of the roofline floor: {sig3(sub['pct_of_floor'])}%\n")
-    if is_tryout(sub):
+    if is_tryout(sub) and sub.get("shapes"):  # the note is about times: a run without any has none to explain
         w(TRYOUT_NOTE + "\n")
     for line in shape_lines(sub):
         w(line + "\n")
@@ -138,6 +138,6 @@ def print_result(sub: dict, out) -> None:
 def list_lines(results: list[dict]) -> list[str]:
     """The `list` table: one line per submission, newest first as the API gives them."""
     rows = [[f"#{s['id']}", s["task"], s["mode"], status_word(s["status"]),
-             verdict_word(s.get("verdict") or "", hidden=bool(s.get("hidden"))) or "-",
+             verdict_word(s.get("verdict") or "", s["mode"], hidden=bool(s.get("hidden"))) or "-",
              times(s.get("speedup_vs_compile")), when(s.get("created_at"))] for s in results]
     return table(["id", "task", "mode", "status", "verdict", "vs torch.compile", "uploaded"], rows, right={5})

@@ -5,9 +5,9 @@ fixed number of decimals shows 0.0000 for a fast shape and 23 digits of noise fo
 """
 from __future__ import annotations
 
-import math
-
 from django import template
+
+from evaluator import significant as evaluator_significant
 
 register = template.Library()
 
@@ -15,24 +15,15 @@ DASH = "–"
 
 
 def significant(value, digits: int = 3) -> str:
-    """`value` to `digits` significant digits, without an exponent between 1e-6 and 10**digits."""
+    """`value` to `digits` significant digits (evaluator.significant: the logs and the command
+    lines write numbers the same way); a dash for none."""
     if value is None or isinstance(value, bool):
         return DASH
     try:
         v = float(value)
     except (TypeError, ValueError):
         return DASH
-    if not math.isfinite(v):
-        return str(v)
-    if v == 0:
-        return "0"
-    magnitude = math.floor(math.log10(abs(v)))
-    if magnitude >= digits:
-        return f"{v:,.0f}"
-    decimals = digits - 1 - magnitude
-    if decimals > 7:
-        return f"{v:.{digits - 1}e}"
-    return f"{v:.{decimals}f}"
+    return evaluator_significant(v, digits)
 
 
 @register.filter

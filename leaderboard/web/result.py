@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from evaluator import status_word, verdict_word
 from leaderboard.models import Submission
+from leaderboard.services.submissions import QUEUED_PHASE
 from leaderboard.templatetags.numbers import significant
 
 # Every reason code in words, for the owner and the auditor: what the judge saw and what it means.
@@ -108,8 +109,10 @@ def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
     # each title starts with the state's word (evaluator.words), the same word as every other page
     word = verdict_word(s.verdict, s.mode, hidden=s.hidden)
     if s.status == Submission.Status.QUEUED:
+        # the title says what the plain queued phase would: the line says only more than that
+        more = s.phase if s.phase and s.phase != QUEUED_PHASE else ""
         return {"tone": "pending", "title": f"{status_word(s.status)}: waiting for a worker",
-                "why": s.phase or "queued"}
+                "why": more or "It starts when a worker of its device is free; this page follows it."}
     if s.status == Submission.Status.RUNNING:
         return {"tone": "pending", "title": f"{status_word(s.status)}: being evaluated",
                 "why": s.phase or "running"}
@@ -164,6 +167,14 @@ def tests(report: dict) -> list[dict]:
         out.append({"shape": shape_label(t.get("shape") or {}), "passed": t.get("passed"),
                     "max_abs_err": err, "message": message})
     return out
+
+
+def tests_not_run(report: dict, task) -> int:
+    """How many of the task's test shapes an evaluation that stopped at a failed one never ran."""
+    rows = report.get("tests") or []
+    if not rows or all(t.get("passed") for t in rows):
+        return 0
+    return max(0, len(task.test_shapes or []) - len(rows))
 
 
 def phases(report: dict) -> list[tuple[str, float]]:

@@ -27,7 +27,7 @@ def test_a_verified_run_exits_0_with_a_summary_and_a_valid_report(tmp_path):
     p = cli("run", str(HONEST), "--task", "softmax", "--device", "cpu", "--mode", "test", "--json", str(out))
     assert p.returncode == 0, p.stderr
     assert "softmax on cpu: Verified (test run)" in p.stdout
-    assert "6/6 shapes passed" in p.stdout
+    assert "6 of 6 shapes passed" in p.stdout
     report = validate(json.loads(out.read_text()))
     assert report["verdict"] == "verified"
 
@@ -153,3 +153,28 @@ def test_a_failure_of_the_judge_exits_3_with_its_trace_and_no_report(tmp_path):
     assert p.returncode == 3, p.stderr[-2000:]
     assert "the judge failed (not the submission's doing)" in p.stderr and "FileExistsError" in p.stderr
     assert not out.exists()
+
+
+def test_the_summary_counts_the_test_shapes_a_failure_left_unrun():
+    from evaluator.cli import summary
+
+    tests = [{"shape": {"M": 1, "N": 1}, "passed": True}, {"shape": {"M": 7, "N": 131}, "passed": False}]
+    text = summary({"task": "softmax", "device": "cpu", "verdict": "rejected", "mode": "ranked", "tests": tests,
+                    "reason_codes": ["mismatch"], "reasons": ["wrong answer"], "phases": {}})
+    assert "tests: 1 of 6 shapes passed (stopped at the first failure: 4 not run)" in text
+    text = summary({"task": "softmax", "device": "cpu", "verdict": "verified", "mode": "test",
+                    "tests": [{"shape": {}, "passed": True}] * 6, "reason_codes": [], "reasons": [], "phases": {}})
+    assert "tests: 6 of 6 shapes passed\n" in text + "\n"
+
+
+def test_the_log_writes_numbers_as_the_pages_do():
+    from evaluator import significant, time_split
+    from evaluator.cli import summary
+
+    assert [significant(x) for x in (0.0029612, 1.2, 357.4, 12345.6, 0.0)] == ["0.00296", "1.20", "357", "12,346", "0"]
+    text = summary({"task": "softmax", "device": "cpu", "verdict": "verified", "mode": "ranked", "tests": [],
+                    "speedup_vs_compile": 0.0029612, "speedup_vs_eager": 0.0022871, "reason_codes": [], "reasons": [],
+                    "phases": {}})
+    assert "speedup: 0.00296x vs torch.compile, 0.00229x vs eager" in text
+    assert time_split({"compile_s": 12.7, "sandbox_s": 0.1, "startup_s": 0.0019}) == \
+        "compile 13 s, sandbox 0.10 s, startup 0.0019 s"

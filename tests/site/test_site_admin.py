@@ -171,6 +171,8 @@ def test_the_submission_list_speaks_the_sites_words(admin_client_, task, owner, 
     assert ">Verified (test run)<" in rows[test_run.pk]
     assert ">Rejected<" in rows[rejected.pk]
     assert ">Disqualified<" in rows[cheat.pk] and "Rejected" not in rows[cheat.pk]
+    # nothing to show is one dash, whichever column: a test run has no speedup and no reasons
+    assert re.findall(r'<td class="field-(?:speedup|reason_list)">(.*?)</td>', rows[test_run.pk]) == ["–", "–"]
 
     def ids(**params):
         return sorted(obj.pk for obj in admin_client_.get(SUBMISSIONS, params).context["cl"].result_list)

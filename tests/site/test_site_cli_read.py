@@ -95,7 +95,7 @@ def test_list_shows_your_submissions_newest_first(live_server, task, owner, othe
     assert [r[0] for r in table] == [f"#{s.pk}" for s in (running, tryout, cpu, gpu)]  # not #{theirs.pk}
     assert f"#{theirs.pk}" not in out
     assert table[3][1:6] == ["softmax", "ranked", "Done", "Verified", "1.23x"]
-    assert table[2][5] == "0.00134x" and table[1][2:6] == ["test", "Done", "Verified", "-"]
+    assert table[2][5] == "0.00134x" and table[1][2:6] == ["test", "Done", "Verified (test run)", "-"]
     assert table[0][3:6] == ["Queued", "-", "-"]
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", r[6]) for r in table)
     assert out.splitlines()[0].split() == ["id", "task", "mode", "status", "verdict", "vs", "torch.compile",
@@ -160,6 +160,10 @@ def test_show_on_a_cpu_says_it_is_a_try_out(live_server, task, owner, key):
     assert "% of floor" not in header and "share of the roofline floor" not in out
     row = next(line for line in out.splitlines() if line.startswith("M="))
     assert re.split(r"\s{2,}", row.strip())[1] == "357" and row.rstrip().endswith("0.00134x  0.00269x")
+    # the note is about times: a test run has none to explain
+    test_run = make_done(task, owner, device_type="cpu", mode="test")
+    code, out, _ = cli("show", test_run.pk, "--url", live_server.url, token=key)
+    assert code == 0 and "Verified (test run)" in out and "interpreter timings" not in out
 
 
 def test_show_of_an_unfinished_submission_points_at_wait(live_server, task, owner, key):

@@ -193,3 +193,21 @@ def test_the_compile_inside_the_set_up_reads_as_part_of_it():
                              ("correctness checks", 2.0)]
     beside = {"phases": {"setup_s": 3.0, "compile_s": 9.0, "correctness_s": 10.0}}
     assert phases(beside) == [("set-up", 3.0), ("compile (beside the checks)", 9.0), ("correctness checks", 10.0)]
+
+
+def test_a_run_stopped_at_a_failed_shape_says_how_many_were_not_run_and_claims_no_times(client, task, owner):
+    report = report_for(task, verdict="rejected", device="cpu", reasons=["wrong answer on test shape {M=7, N=131}"],
+                        codes=["mismatch"])
+    report["tests"] = [{"shape": {"M": 1, "N": 1}, "passed": True, "max_abs_err": 0.0, "message": ""},
+                       {"shape": {"M": 7, "N": 131}, "passed": False, "max_abs_err": 0.01, "message": "wrong answer"}]
+    sub = Submission.objects.create(user=owner, task=task, mode="ranked", device_type="cpu", source="x = 1\n",
+                                    filename="k.py", celery_task_id="t")
+    assert services.submission_store_result(submission=services.submission_claim(submission_id=sub.pk, worker="t"),
+                                            report=report)
+    html = page(client, owner, sub)
+    not_run = re.search(r'<p class="muted" id="tests-not-run">(.*?)</p>', html, re.S).group(1)
+    assert "stopped at the first failure" in not_run and "other 4 test shapes were not run" in not_run
+    # no times were taken: the try-out note, which is about times, has nothing to explain
+    assert 'id="tryout"' not in html and "interpreter timings" not in html
+    # a run that passed every shape it ran says nothing of shapes not run
+    assert 'id="tests-not-run"' not in page(client, owner, make_done(task, owner, device_type="cpu"))

@@ -116,3 +116,17 @@ def test_ordinals(n, words):
                                             (600, "about 10 min")])
 def test_durations_in_words(seconds, words):
     assert queue_reads.about(seconds) == words
+
+
+def test_a_queued_submission_with_no_place_yet_says_so_once(client, task, owner):
+    """Out of the line as read (a retry waiting out its delay, the line read a moment before the
+    upload): the title says it waits for a worker, and the line below says something else."""
+    sub = queued(task, owner, minutes_ago=1)
+    Submission.objects.filter(pk=sub.pk).update(enqueued_at=timezone.now() + timedelta(minutes=5))
+    assert queue_reads.queue_position(submission=sub) is None
+    client.force_login(owner)
+    html = client.get(reverse("submission_detail", args=[sub.pk])).content.decode()
+    title = re.search(r'<strong id="verdict-title">(.*?)</strong>', html).group(1)
+    why = re.search(r'<p id="verdict-why">(.*?)</p>', html).group(1)
+    assert title == "Queued: waiting for a worker" and "waiting for a worker" not in why
+    assert "starts when a worker" in why

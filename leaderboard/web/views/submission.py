@@ -8,6 +8,7 @@ from django.views.decorators.http import require_POST
 from leaderboard import queue_reads, selectors, services
 from leaderboard.competition_reads import competitions_for_submission
 from leaderboard.models import Submission
+from leaderboard.services.submissions import QUEUED_PHASE
 from leaderboard.web import charts
 from leaderboard.web import result as words
 from leaderboard.web.profile_view import profile_context
@@ -38,7 +39,7 @@ def _result_context(request, submission: Submission) -> dict:
     figure = json_script_raw(charts.result_times(shapes), "chart-result-data") if shapes else ""
     live = queue_reads.live(submission=submission)  # place in line, typical duration; {} when finished
     verdict = words.verdict(submission, noisy=noisy, device_name=device_name)
-    if live.get("phase"):
+    if live.get("phase") and live["phase"] != QUEUED_PHASE:  # the title says that one already
         verdict["why"] = live["phase"]
     return {
         "submission": submission,
@@ -53,6 +54,7 @@ def _result_context(request, submission: Submission) -> dict:
         "noisy": noisy,
         "figure": figure,
         "tests": words.tests(report),
+        "tests_not_run": words.tests_not_run(report, submission.task),
         "phases": words.phases(report),
         "gpu_state": words.gpu_state(report),
         "code_visible": code_visible,
