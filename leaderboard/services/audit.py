@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from evaluator import state_word, status_word
 from leaderboard.models import AuditEntry, Profile, Submission
 from leaderboard.routing import default_device_type
 from leaderboard.services.errors import NotAllowed
@@ -28,8 +29,9 @@ def submission_approve(*, submission: Submission, actor, reason: str = "") -> Su
     with transaction.atomic():
         submission = Submission.objects.select_for_update().get(pk=submission.pk)
         if submission.status != Submission.Status.DONE or submission.verdict != Submission.Verdict.FLAGGED:
-            raise NotAllowed(f"Only a flagged result can be approved (#{submission.pk} is "
-                             f"{submission.status}/{submission.verdict or 'no verdict'}).")
+            state = state_word(status=submission.status, verdict=submission.verdict, mode=submission.mode,
+                               hidden=submission.hidden)
+            raise NotAllowed(f"Only a flagged result can be approved: #{submission.pk} is {state}.")
         if submission.hidden:
             raise NotAllowed(f"#{submission.pk} was disqualified; re-run it instead.")
         submission.verdict = Submission.Verdict.VERIFIED
@@ -48,7 +50,7 @@ def submission_disqualify(*, submission: Submission, actor, reason: str) -> Subm
     with transaction.atomic():
         submission = Submission.objects.select_for_update().get(pk=submission.pk)
         if submission.status != Submission.Status.DONE:
-            raise NotAllowed(f"#{submission.pk} has no result yet ({submission.status}).")
+            raise NotAllowed(f"#{submission.pk} has no result yet: it is {status_word(submission.status)}.")
         if submission.hidden:
             raise NotAllowed(f"#{submission.pk} is already disqualified.")
         submission.verdict = Submission.Verdict.REJECTED

@@ -116,7 +116,7 @@ def test_a_decision_that_does_not_apply_is_refused_with_a_message(client, task, 
     sub = make_done(task, owner)  # verified already
     client.force_login(staff)
     r = client.post(reverse("audit_decide", args=[sub.pk]), {"action": "approve", "reason": "x"}, follow=True)
-    assert "Only a flagged result can be approved" in r.content.decode()
+    assert f"Only a flagged result can be approved: #{sub.pk} is Verified." in r.content.decode()
     assert not AuditEntry.objects.exists()
     assert client.post(reverse("audit_decide", args=[sub.pk]), {"action": "delete", "reason": "x"}).status_code == 302
     assert client.get(reverse("audit_item", args=[999999])).status_code == 404
