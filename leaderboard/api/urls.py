@@ -5,6 +5,7 @@ ninja's own static files: no CDN). URL names live in the namespace "api" ("api:s
 No CSRF check: ninja exempts every operation, since the API knows its callers by the
 Authorization header alone and a cross-site form cannot send one; a method an address does not
 take meets its 405 (with Allow), not a CSRF refusal."""
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 from ninja import NinjaAPI
@@ -37,6 +38,19 @@ def get_only(view):
 api = NinjaAPI(title="Kernel leaderboard API", version="1", description=DESCRIPTION, urls_namespace="api",
                docs_decorator=get_only)
 errors.install(api)
+
+
+@api.get("/", summary="Where to start", url_name="index", include_in_schema=False)
+def index(request):
+    """GET /api/: the addresses to start from, for a person who typed it and a program alike."""
+    def at(name):
+        return request.build_absolute_uri(reverse(name))
+
+    return {"docs": at("api:openapi-view"), "openapi": at("api:openapi-json"), "tasks": at("api:tasks"),
+            "submissions": at("api:submissions"), "competitions": at("api:competitions"),
+            "authentication": "Authorization: Token <key>; create a key on your profile page"}
+
+
 api.add_router("", views.router)
 api.add_router("", task_views.tasks)
 api.add_router("", competition_views.router)

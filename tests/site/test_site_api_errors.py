@@ -76,7 +76,7 @@ def test_404_an_unknown_address_under_api_and_an_unknown_submission(client, sett
     assert "/api/openapi.json" in body["error"]
     shaped(client.post("/api/submissions/1/nothing", **auth(key)), 404, "not_found")
     shaped(client.get("/api/submissions/abc", **auth(key)), 404, "not_found")
-    shaped(client.get("/api/"), 404, "not_found")
+    shaped(client.get("/api/nothing/"), 404, "not_found")
     body = shaped(client.get("/api/submissions/999", **auth(key)), 404, "not_found")
     assert body["error"] == "No submission #999 that you can read."
 
@@ -146,7 +146,7 @@ def test_the_schema_lists_every_address_with_its_errors(client, db):
     resolver = get_resolver().url_patterns
     [api] = [p for p in resolver if str(p.pattern) == "api/"]
     served = {"/api/" + str(p.pattern).replace("<int:", "{").replace("<slug:", "{").replace("<", "{").replace(">", "}")
-              for p in api.url_patterns if p.name not in ("openapi-json", "openapi-view", "api-root")}
+              for p in api.url_patterns if p.name not in ("openapi-json", "openapi-view", "api-root", "index")}
     assert served == set(schema["paths"]), served ^ set(schema["paths"])
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
@@ -194,3 +194,16 @@ def test_a_nul_in_a_query_is_no_500(client, task, key):
     shaped(client.get("/api/submissions?task=soft%00max", **auth(key)), 404, "unknown_task")
     shaped(client.get("/api/competitions/a%00b"), 404, "not_found")
     shaped(client.get("/api/tasks/softmax/leaderboard?device=c%00pu"), 400, "unknown_device")
+
+
+def test_the_api_root_says_where_to_start_and_a_trailing_slash_is_named(client, db):
+    resp = client.get("/api/")
+    assert resp.status_code == 200 and resp["Content-Type"].startswith("application/json")
+    index = resp.json()
+    assert index["docs"].endswith("/api/docs") and index["openapi"].endswith("/api/openapi.json")
+    assert client.get(index["tasks"].replace("http://testserver", "")).status_code == 200
+    assert "Token" in index["authentication"]
+    body = shaped(client.get("/api/docs/"), 404, "not_found")
+    assert "try /api/docs" in body["error"]
+    body = shaped(client.get("/api/no/such/"), 404, "not_found")
+    assert "try" not in body["error"]
