@@ -124,7 +124,7 @@ class UploadForm(forms.Form):
         if not problems and task is not None:  # the service checks it again, for the API and the CLI
             problems = [p + "." for p in check_signature(source, task.input_names, task.name)]
         for problem in problems:
-            self.add_error(None, problem)
+            self.add_error("file" if uploaded else "code", problem)
         data["filename"] = filename
         data["source"] = source
         return data

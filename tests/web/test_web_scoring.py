@@ -39,7 +39,9 @@ def test_the_pages_link_to_it(client, task, owner):
     sub = make_done(task, owner, speedup=1.25)
     scoring = reverse("scoring")
     home = client.get(reverse("home")).content.decode()
-    assert f'<a href="{scoring}" id="scoring-link">How scoring works</a></footer>' in home
+    assert f'<a href="{scoring}" id="scoring-link">How scoring works</a> · ' in home
+    # the API's page too, from every page's footer and from where a token is made
+    assert '<a href="/api/docs" id="api-docs-link">The API</a></footer>' in home
     assert f'<a href="{scoring}">how scoring works</a>' in home
     board = client.get(reverse("task_detail", args=[task.name]) + "?device=cuda:NVIDIA H200").content.decode()
     assert f'href="{scoring}#score" id="board-scoring-link"' in board
@@ -47,3 +49,4 @@ def test_the_pages_link_to_it(client, task, owner):
     result = client.get(reverse("submission_detail", args=[sub.pk])).content.decode()
     assert f'href="{scoring}#score" id="score-link"' in result and f'href="{scoring}#verdicts"' in result
     assert 'id="scoring-link"' in client.get(reverse("upload")).content.decode()
+    assert 'href="/api/docs" id="profile-api-docs"' in client.get(reverse("profile")).content.decode()
