@@ -120,3 +120,27 @@ def test_a_decision_that_does_not_apply_is_refused_with_a_message(client, task, 
     assert not AuditEntry.objects.exists()
     assert client.post(reverse("audit_decide", args=[sub.pk]), {"action": "delete", "reason": "x"}).status_code == 302
     assert client.get(reverse("audit_item", args=[999999])).status_code == 404
+
+
+def test_the_item_offers_only_the_decisions_that_apply(client, task, owner, staff):
+    from leaderboard import services
+
+    def buttons(sub):
+        html = client.get(reverse("audit_item", args=[sub.pk])).content.decode()
+        found = set(re.findall(r'<button type="submit" name="action" value="(approve|disqualify|rerun)"', html))
+        heading = re.search(r"<h2>(Why it is here|Why it failed|Its reasons)</h2>", html).group(1)
+        return found, heading, html
+
+    client.force_login(staff)
+    assert buttons(flagged(task, owner))[:2] == ({"approve", "disqualify", "rerun"}, "Why it is here")
+    assert buttons(make_done(task, owner, verdict="rejected", codes=["mismatch"], reasons=["wrong answer"]))[:2] == (
+        {"disqualify", "rerun"}, "Its reasons")
+    assert buttons(make_done(task, owner))[0] == {"disqualify", "rerun"}
+    cheat = services.submission_disqualify(submission=flagged(task, owner), actor=staff, reason="copied")
+    assert buttons(cheat)[0] == {"rerun"}
+    queued = Submission.objects.create(user=owner, task=task, mode="ranked", device_type="cpu", source="x = 1\n",
+                                       celery_task_id="t")
+    found, _, html = buttons(queued)
+    assert found == set() and "No decision on its result applies while it is Queued." in html
+    # private code: withholding it is for later, and the button says so
+    assert "Keep the code private even if it is published later" in buttons(make_done(task, owner))[2]

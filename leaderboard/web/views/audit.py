@@ -72,7 +72,21 @@ def item(request, pk: int):
         "form": AuditDecisionForm(),
         "public": selectors.submission_is_public(submission=submission),
         "code_open_reason": selectors.code_open_reason(submission=submission),
+        "can": applicable(submission),
     })
+
+
+def applicable(submission: Submission) -> dict:
+    """The decisions that apply to it now, by the services' own rules (leaderboard/services/audit.py):
+    the page offers only these, so that a button never leads to a refusal."""
+    done, failed = Submission.Status.DONE, Submission.Status.FAILED
+    return {
+        "approve": submission.status == done and submission.verdict == Submission.Verdict.FLAGGED
+        and not submission.hidden,
+        "disqualify": submission.status == done and not submission.hidden,
+        "rerun": submission.status in (done, failed),
+        "flagged": submission.status == done and submission.verdict == Submission.Verdict.FLAGGED,
+    }
 
 
 DONE = {"approve": "approved: it ranks", "disqualify": "disqualified: hidden from every leaderboard",
