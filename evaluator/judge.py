@@ -180,7 +180,7 @@ class Evaluation:
             return Failure(("out_of_memory", "the runner was killed by signal 9 (SIGKILL): probably "
                                              "out of memory"))
         if status < 0:
-            why = f"the runner was killed by signal {-status}"
+            why = f"the process running the kernel was killed by signal {-status}{_signal_words(-status)}"
             if -status in (signal.SIGSEGV, signal.SIGBUS) and self.in_batches and self.device != "cuda":
                 # the CPU runner maps the checker's input file read-only (runner_batch.map_inputs)
                 why += (" in a timed batch, whose inputs are mapped read-only on the CPU: a kernel that "
@@ -262,3 +262,22 @@ def _single_thread() -> int:
 def evaluate(source: bytes, *, task: str, device: str, mode: str = "ranked", time_limit_s: float = 300,
              scan: bool = True) -> dict:
     return Evaluation(source, task=task, device=device, mode=mode, time_limit_s=time_limit_s, scan=scan).run()
+
+
+SIGNAL_WORDS = {
+    signal.SIGSEGV: "a segmentation fault: the code read or wrote memory it does not own",
+    signal.SIGBUS: "a bus error: a memory access the machine cannot make",
+    signal.SIGABRT: "abort(): a failed check in native code",
+    signal.SIGFPE: "an arithmetic fault, such as an integer division by zero",
+    signal.SIGILL: "an illegal instruction",
+}
+
+
+def _signal_words(number: int) -> str:
+    """" (SIGSEGV, a segmentation fault: ...)": the signal's name and what it usually means."""
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        return ""
+    words = SIGNAL_WORDS.get(number)
+    return f" ({name}, {words})" if words else f" ({name})"

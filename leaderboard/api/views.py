@@ -7,6 +7,7 @@ the same service as the browser form, so validation and the per-user rate limit 
 """
 import json
 import re
+import urllib.parse
 from datetime import timezone as dt_timezone
 from typing import Annotated, Optional
 
@@ -146,13 +147,29 @@ def _read_body(request) -> tuple[dict, bytes | str | None]:
                                    "bytes (256 KiB).", "too_big")
             fields["filename"] = upload.name
             return fields, upload.read()
-        return fields, request.POST.get("source")
+        return fields, _form_source(request)
     except RecursionError:
         raise Refusal(400, "The JSON body is nested too deeply.", "invalid_body") from None
     except RequestDataTooBig:
         raise Refusal(413, TOO_LARGE) from None
     except (MultiPartParserError, SuspiciousOperation, UnicodeError) as exc:
         raise Refusal(400, f"The request body could not be read: {exc}", "invalid_body") from None
+
+
+def _form_source(request) -> str | None:
+    """A form's `source` field. Django decodes a field's bytes with errors="replace", so bytes
+    that are not UTF-8 would reach the judge as U+FFFD, changed without a word, where the same
+    bytes sent as a file are refused: they are refused here too. A U+FFFD the client sent encoded
+    is its own."""
+    source = request.POST.get("source")
+    if source and "\ufffd" in source:
+        raw = request.body
+        if request.content_type == "application/x-www-form-urlencoded":
+            raw = urllib.parse.unquote_to_bytes(raw.replace(b"+", b" "))
+        if source.count("\ufffd") > raw.count("\ufffd".encode()):
+            raise Refusal(400, "'source' is not valid UTF-8 text: send the kernel's text in UTF-8, as the file "
+                               "upload takes it.", "bad_upload")
+    return source
 
 
 def _check_multipart(request) -> None:

@@ -9,7 +9,7 @@ import re
 
 from django.utils import timezone
 
-from evaluator import status_word, verdict_word
+from evaluator import status_word, verdict_for, verdict_word
 from leaderboard.models import Submission
 from leaderboard.services.submissions import QUEUED_PHASE
 from leaderboard.templatetags.numbers import significant
@@ -122,7 +122,10 @@ def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
     if s.hidden:
         return {"tone": "bad", "title": word, "why": (s.reasons or ["by an admin"])[-1]}
     if s.verdict == Submission.Verdict.REJECTED:
-        return {"tone": "bad", "title": word, "why": first or "A check failed."}
+        # the reason that rejected it, not an audit hint the scan wrote before it (imports ctypes)
+        deciding = next((text for code, text in zip(s.reason_codes or [], s.reasons or [])
+                         if verdict_for([code]) == "rejected"), first)
+        return {"tone": "bad", "title": word, "why": deciding or "A check failed."}
     if s.verdict == Submission.Verdict.FLAGGED:
         ranked = s.mode == Submission.Mode.RANKED
         return {"tone": "warn",

@@ -89,6 +89,13 @@ def test_a_crash_names_the_exception(evaluate):
     assert "kernel exploded" in r["logs"]
 
 
+def test_a_segfault_is_named_in_words(evaluate):
+    r = evaluate("import ctypes\n\ndef custom_kernel(x):\n    return ctypes.string_at(0)\n")
+    assert_rejected(r, "crash")
+    why = r["reasons"][r["reason_codes"].index("crash")]
+    assert "killed by signal 11 (SIGSEGV, a segmentation fault" in why, why
+
+
 def test_a_deferred_write_from_a_thread_is_rejected(evaluate):
     src = TORCH_SOFTMAX + """
 import threading, time

@@ -55,6 +55,11 @@ CASES = [
         field("task", b"softmax"),
         b'Content-Disposition: form-data; name="file"; filename="k.py"\r\nContent-Type: text/x-python\r\n\r\n'
         b"def custom_kernel(x):\n    return '\xe9'\n"), "not valid UTF-8"),
+    ("multipart-non-utf8-source-field", MULTIPART, multipart(
+        field("task", b"softmax"), field("source", b"# caf\xe9\ndef custom_kernel(x):\n    return x\n")),
+     "'source' is not valid UTF-8"),
+    ("form-non-utf8-source-field", "application/x-www-form-urlencoded",
+     b"task=softmax&source=%23+caf%E9%0Adef+custom_kernel%28x%29%3A%0A++++return+x%0A", "'source' is not valid UTF-8"),
     ("multipart-non-utf8-filename", MULTIPART, multipart(
         field("task", b"softmax"),
         b'Content-Disposition: form-data; name="file"; filename="k\xff.py"\r\n\r\nx = 1\n'), "Send the kernel"),
@@ -101,3 +106,13 @@ def test_a_body_of_another_type_is_a_415_that_names_the_types_taken(client, task
     assert "application/json or multipart/form-data" in message
     assert (content_type.split(";")[0] or "no Content-Type") in message, message
     assert not Submission.objects.exists()
+
+
+def test_a_replacement_character_the_client_sent_is_its_own(client, task, key, django_capture_on_commit_callbacks):
+    source = SOURCE + "# \ufffd\n"
+    with django_capture_on_commit_callbacks(execute=False):
+        resp = client.generic("POST", "/api/submissions",
+                              multipart(field("task", b"softmax"), field("mode", b"test"), field("source", source.encode())),
+                              content_type=MULTIPART, HTTP_AUTHORIZATION=f"Token {key}")
+    assert resp.status_code == 201, resp.content
+    assert Submission.objects.get().source == source

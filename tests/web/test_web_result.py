@@ -211,3 +211,11 @@ def test_a_run_stopped_at_a_failed_shape_says_how_many_were_not_run_and_claims_n
     assert 'id="tryout"' not in html and "interpreter timings" not in html
     # a run that passed every shape it ran says nothing of shapes not run
     assert 'id="tests-not-run"' not in page(client, owner, make_done(task, owner, device_type="cpu"))
+
+
+def test_a_rejection_headline_is_the_reason_that_rejected_it_not_an_audit_hint(client, task, owner):
+    sub = make_done(task, owner, verdict="rejected", device_type="cpu",
+                    codes=["suspicious_source", "crash"],
+                    reasons=["suspicious source: line 1: imports ctypes", "The kernel crashed. killed by signal 11"])
+    tone, title, why = box(page(client, owner, sub))
+    assert (tone, title) == ("bad", "Rejected") and "The kernel crashed" in why and "ctypes" not in why
