@@ -105,6 +105,9 @@ def print_result(sub: dict, out) -> None:
       f"  uploaded {when(sub.get('created_at'))}\n")
     phase = f": {sub['phase']}" if sub.get("phase") and not sub.get("finished") else ""
     w(f"status: {status_word(sub['status'])}{phase}\n")
+    if (sub.get("attempts") or 1) > 1:
+        w(f"attempt {sub['attempts']}: an earlier attempt ended without a result (a worker lost, an infrastructure "
+          "error) and the evaluation ran again from the start; not your code\n")
     if sub["status"] == "failed":
         w(f"error: {sub.get('error') or 'unknown'}\n")
         return

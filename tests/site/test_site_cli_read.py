@@ -160,6 +160,11 @@ def test_show_on_a_cpu_says_it_is_a_try_out(live_server, task, owner, key):
     assert "% of floor" not in header and "share of the roofline floor" not in out
     row = next(line for line in out.splitlines() if line.startswith("M="))
     assert re.split(r"\s{2,}", row.strip())[1] == "357" and row.rstrip().endswith("0.00134x  0.00269x")
+    assert "attempt" not in out
+    retried = make_done(task, owner, device_type="cpu", speedup=0.0013444)
+    Submission.objects.filter(pk=retried.pk).update(attempts=2)  # a worker lost on the first: said once
+    code, out, _ = cli("show", retried.pk, "--url", live_server.url, token=key)
+    assert code == 0 and out.count("attempt 2: an earlier attempt ended without a result") == 1
     # the note is about times: a test run has none to explain
     test_run = make_done(task, owner, device_type="cpu", mode="test")
     code, out, _ = cli("show", test_run.pk, "--url", live_server.url, token=key)

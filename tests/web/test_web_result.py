@@ -219,3 +219,11 @@ def test_a_rejection_headline_is_the_reason_that_rejected_it_not_an_audit_hint(c
                     reasons=["suspicious source: line 1: imports ctypes", "The kernel crashed. killed by signal 11"])
     tone, title, why = box(page(client, owner, sub))
     assert (tone, title) == ("bad", "Rejected") and "The kernel crashed" in why and "ctypes" not in why
+
+
+def test_a_run_that_needed_a_second_attempt_says_so(client, task, owner):
+    sub = make_done(task, owner)
+    assert 'id="attempts"' not in page(client, owner, sub)
+    Submission.objects.filter(pk=sub.pk).update(attempts=2)
+    text = re.search(r'<span class="muted" id="attempts">(.*?)</span>', page(client, owner, sub)).group(1)
+    assert text.startswith("attempt 2: an earlier attempt ended without a result") and "not your code" in text
