@@ -116,7 +116,7 @@ def print_result(sub: dict, out) -> None:
         return
     for line in verdict_lines(sub):
         w(line + "\n")
-    if sub.get("verdict") == "flagged":
+    if sub.get("verdict") == "flagged" and sub.get("mode") == "ranked":  # other modes never rank: no review
         w(FLAGGED_NOTE + "\n")
     if sub.get("pct_of_floor") is not None and not is_tryout(sub):
         w(f"share of the roofline floor: {sig3(sub['pct_of_floor'])}%\n")

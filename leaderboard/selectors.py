@@ -184,9 +184,12 @@ def code_visible(*, submission: Submission, user) -> bool:
 
 
 def flagged_queue() -> QuerySet[Submission]:
-    """Results the evaluator flagged, waiting for an admin's decision."""
+    """Ranked results the evaluator flagged, waiting for an admin's decision. A flagged test or
+    profile run never ranks, so no decision on it changes a board: it is not in the queue (the
+    admin's submission list still finds it)."""
     return (
-        Submission.objects.filter(status=Submission.Status.DONE, verdict=Submission.Verdict.FLAGGED, hidden=False)
+        Submission.objects.filter(status=Submission.Status.DONE, verdict=Submission.Verdict.FLAGGED, hidden=False,
+                                  mode=Submission.Mode.RANKED)
         .select_related("task", "user")
         .order_by("created_at")
     )

@@ -127,9 +127,10 @@ def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
                          if verdict_for([code]) == "rejected"), first)
         return {"tone": "bad", "title": word, "why": deciding or "A check failed."}
     if s.verdict == Submission.Verdict.FLAGGED:
-        ranked = s.mode == Submission.Mode.RANKED
-        return {"tone": "warn",
-                "title": f"{word}: awaiting review, {'not ranked until approved' if ranked else 'never ranked'}",
+        if s.mode != Submission.Mode.RANKED:  # never ranks: no review is waited for (selectors.flagged_queue)
+            return {"tone": "warn", "title": f"{word}: never ranked",
+                    "why": f"{first} A ranked run with this finding waits for an admin's review before it ranks."}
+        return {"tone": "warn", "title": f"{word}: awaiting review, not ranked until approved",
                 "why": f"An admin will look at it. {first}"}
     # verified
     if s.mode == Submission.Mode.PROFILE:

@@ -144,3 +144,14 @@ def test_the_item_offers_only_the_decisions_that_apply(client, task, owner, staf
     assert found == set() and "No decision on its result applies while it is Queued." in html
     # private code: withholding it is for later, and the button says so
     assert "Keep the code private even if it is published later" in buttons(make_done(task, owner))[2]
+
+
+def test_the_queue_holds_what_can_rank(client, task, owner, staff):
+    ranked = flagged(task, owner)
+    test_run = make_done(task, owner, mode="test", verdict="flagged", codes=["no_kernel_launched"],
+                         reasons=["no kernel ran"])
+    client.force_login(staff)
+    html = client.get(reverse("audit_queue")).content.decode()
+    assert f'>#{ranked.pk}<' in html and f'>#{test_run.pk}<' not in html
+    # still found, and decided on, one by one
+    assert client.get(reverse("audit_item", args=[test_run.pk])).status_code == 200

@@ -227,3 +227,10 @@ def test_a_run_that_needed_a_second_attempt_says_so(client, task, owner):
     Submission.objects.filter(pk=sub.pk).update(attempts=2)
     text = re.search(r'<span class="muted" id="attempts">(.*?)</span>', page(client, owner, sub)).group(1)
     assert text.startswith("attempt 2: an earlier attempt ended without a result") and "not your code" in text
+
+
+def test_a_flagged_test_run_awaits_no_review(client, task, owner):
+    sub = make_done(task, owner, mode="test", verdict="flagged", codes=["no_kernel_launched"], reasons=["no kernel ran."])
+    tone, title, why = box(page(client, owner, sub))
+    assert tone == "warn" and title == "Flagged (test run): never ranked" and "An admin will look" not in why
+    assert "awaiting review" not in client.get(reverse("profile")).content.decode()
