@@ -25,8 +25,9 @@ def html(client, user, name, *args, **params) -> str:
 
 
 def flagged_library(task, user, *, kernels):
-    """A flagged test run whose report says which of the submission's kernels ran."""
-    sub = make_done(task, user, verdict="flagged", mode="test", codes=["no_kernel_launched"],
+    """A flagged ranked run (the review queue holds only those) whose report says which of the
+    submission's kernels ran."""
+    sub = make_done(task, user, verdict="flagged", codes=["no_kernel_launched"],
                     reasons=["the judge's own sentence"])
     report = {**sub.report, "kernels_launched": kernels}
     Submission.objects.filter(pk=sub.pk).update(report=report)
