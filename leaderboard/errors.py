@@ -25,12 +25,11 @@ class ApiErrorsMiddleware:
         response = self.get_response(request)
         if not request.path.startswith(API_PREFIX) or response.status_code < 400 or _is_json(response):
             return response
-        answer = from_response(response)
         if response.status_code == 404 and request.path.endswith("/") and _exists(request.path.rstrip("/")):
             # the API's addresses end without a slash; a browser's or a habit's trailing one is named
             return error_response(404, f"No such address: the API's addresses end without a slash; "
                                        f"try {request.path.rstrip('/')}.", "not_found")
-        return answer
+        return from_response(response)
 
 
 def _exists(path: str) -> bool:

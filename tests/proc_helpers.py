@@ -65,3 +65,20 @@ def web_server(env: dict, log: Path, ready_path: str = "/healthz"):
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+
+
+def site_env(**more) -> dict:
+    """The environment of a site process as `make run` starts one with DEBUG off, on this test
+    run's database and Redis: web_server's `env`."""
+    import secrets
+
+    from django.conf import settings
+    from django.db import connection
+
+    db = connection.settings_dict
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "DJANGO"))}
+    env.update(DEBUG="0", SECRET_KEY=secrets.token_urlsafe(50), SECURE_COOKIES="0", REDIS_URL=settings.REDIS_URL,
+               DATABASE_URL=f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}")
+    env.update(more)
+    return env

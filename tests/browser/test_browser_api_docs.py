@@ -3,12 +3,9 @@ from the site's own static files, under the site's Content-Security-Policy, in r
 every address outside the site refused; it lists the operations and runs one."""
 from __future__ import annotations
 
-import os
-import secrets
-
 import pytest
 
-from proc_helpers import web_server
+from proc_helpers import site_env, web_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -23,19 +20,13 @@ document.addEventListener('securitypolicyviolation',
 @pytest.fixture
 def served(transactional_db, require_postgres, tmp_path):
     """The web server as scripts/run.sh starts it (scripts/web.sh), DEBUG off, on the test database."""
-    from django.conf import settings
     from django.db import connection
 
     from evaluator.tasks import get_task
     from leaderboard import services
 
     services.task_sync(spec=get_task("softmax"))
-    db = connection.settings_dict
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "DJANGO"))}
-    env.update(DEBUG="0", SECRET_KEY=secrets.token_urlsafe(50), ALLOWED_HOSTS="127.0.0.1", SECURE_COOKIES="0",
-               REDIS_URL=settings.REDIS_URL, VAR_DIR=str(tmp_path),
-               DATABASE_URL=f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}")
+    env = site_env(ALLOWED_HOSTS="127.0.0.1", VAR_DIR=str(tmp_path))
     try:
         with web_server(env, tmp_path / "web.log", "/static/ninja/swagger-ui-init.js") as url:
             yield url

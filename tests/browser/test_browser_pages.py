@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
+from browser_helpers import log_in, user
 
 from leaderboard import services
 from leaderboard.models import ApiToken, AuditEntry, Submission, Task
@@ -17,22 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
 from web_helpers import make_done, report_for  # noqa: E402
 
 pytestmark = [pytest.mark.browser]
-PASSWORD = "a-long-pass-phrase-9"
 # a line far wider than a phone, and a sha256: both must stay inside the viewport
 LONG_SOURCE = ("import torch\nimport ctypes\n\n\ndef custom_kernel(x):\n"
                "    return torch.softmax(x, dim=-1)  # " + "a-very-long-comment-" * 12 + "\n")
-
-
-def user(name, **kw):
-    return get_user_model().objects.create_user(name, password=PASSWORD, **kw)
-
-
-def log_in(page, base, name):
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", name)
-    page.fill("#id_password", PASSWORD)
-    page.click("#login-form button[type=submit]")
-    page.wait_for_url(f"{base}/")
 
 
 def boxes_overlap(a, b) -> bool:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
+from browser_helpers import PASSWORD, log_in, user
 
 from leaderboard.models import Submission, Task
 
@@ -20,7 +20,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
 from web_helpers import make_done  # noqa: E402
 
 pytestmark = [pytest.mark.browser]
-PASSWORD = "a-long-pass-phrase-9"
 PHONE, DESKTOP = 390, 1280
 # where screenshots go when a person wants to look at the pages (unset: none are taken)
 SHOTS = os.environ.get("PAGE_SCREENSHOTS")
@@ -34,18 +33,6 @@ def shot(page, name: str, width: int) -> None:
     for i, top in enumerate(range(0, height, 1200)):
         page.screenshot(path=f"{SHOTS}/{name}-{width}-{i}.png", full_page=True,
                         clip={"x": 0, "y": top, "width": width, "height": min(1200, height - top)})
-
-
-def user(name, **kw):
-    return get_user_model().objects.create_user(name, password=PASSWORD, **kw)
-
-
-def log_in(page, base, name):
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", name)
-    page.fill("#id_password", PASSWORD)
-    page.click("#login-form button[type=submit]")
-    page.wait_for_url(f"{base}/")
 
 
 def slow_shapes(submission):

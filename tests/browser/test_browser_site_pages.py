@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from browser_helpers import PASSWORD, log_in
 from django.contrib.auth import get_user_model
 
 from leaderboard.models import AuditEntry, Submission, Task
@@ -17,7 +18,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
 from web_helpers import make_done  # noqa: E402
 
 pytestmark = [pytest.mark.browser]
-PASSWORD = "a-long-pass-phrase-9"
 WIDTHS = (1280, 390)
 # where screenshots go when a person wants to look at the pages (unset: none are taken)
 SHOTS = os.environ.get("PAGE_SCREENSHOTS")
@@ -26,14 +26,6 @@ SHOTS = os.environ.get("PAGE_SCREENSHOTS")
 def shot(page, name: str, width: int) -> None:
     if SHOTS:
         page.screenshot(path=f"{SHOTS}/{name}-{width}.png", full_page=True)
-
-
-def log_in(page, base, name):
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", name)
-    page.fill("#id_password", PASSWORD)
-    page.click("#login-form button[type=submit]")
-    page.wait_for_url(f"{base}/")
 
 
 def box(page, selector):

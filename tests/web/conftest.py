@@ -2,13 +2,10 @@
 another user, staff) and a finished submission with a realistic evaluator report."""
 from __future__ import annotations
 
-import os
-import secrets
-
 import pytest
 from django.contrib.auth import get_user_model
 
-from proc_helpers import web_server
+from proc_helpers import site_env, web_server
 from web_helpers import make_done
 
 
@@ -31,15 +28,9 @@ def done(task, owner):
 def live_site(transactional_db, tmp_path):
     """The web server as `make run` starts it (scripts/web.sh: uvicorn, DEBUG off), a process of its
     own on the test database, read over HTTP."""
-    from django.conf import settings
     from django.db import connection
 
-    db = connection.settings_dict
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "DJANGO"))}
-    env.update(DEBUG="0", SECRET_KEY=secrets.token_urlsafe(50), ALLOWED_HOSTS="127.0.0.1,localhost",
-               SECURE_COOKIES="0", REDIS_URL=settings.REDIS_URL, PYTHONUNBUFFERED="1",
-               DATABASE_URL=f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}")
+    env = site_env(ALLOWED_HOSTS="127.0.0.1,localhost", PYTHONUNBUFFERED="1")
     try:
         with web_server(env, tmp_path / "web.log", "/static/css/site.css") as url:
             yield url
