@@ -5,7 +5,10 @@ import triton
 import triton.language as tl
 
 
-@triton.jit
+# the key is new for every fill: one compiled kernel serves every key (Triton would otherwise
+# specialize on whether each half is divisible by 16, and a fill that met a new case compiled
+# inside its timed write, a few hundred milliseconds; docs/evaluator.md, "Work left running")
+@triton.jit(do_not_specialize=["k1", "k2"])
 def keyed_sum(words, n, k1, k2, partial, BLOCK: tl.constexpr):
     """partial[p] = sum of word[i] * w(i) over the program's block, int64 wrapping. w(i) is a
     32-bit hash of i under the key (k1, k2; each below 2**32, passed above it so that they are

@@ -86,6 +86,9 @@ class Timed:
     probe_before_ms: float = 0.0
     probe_after_ms: float = 0.0
     started_s: float = 0.0  # the window's start on the machine's monotonic clock (diagnostics only)
+    # how the checker's write of this batch's inputs went on its own clocks (checker.WriteReadings;
+    # diagnostics only, empty for a refresh)
+    write: dict = dataclasses.field(default_factory=dict)
 
 
 def calls_per_batch(device: str, *, eager_ms: float, cand_ms: float | None, slot_bytes: int, out_bytes: int,
@@ -146,9 +149,12 @@ class LocalChecker:
         return {"path": self.path, "nbytes": nbytes}
 
     last_probe_ms = 0.0  # the CPU has no probe: a stopped process computes nothing there
+    last_write: dict = {}  # the checker's readings of the last fill (checker.WriteReadings)
 
     def fill(self, seeds) -> float:
-        return self.checker.fill(list(seeds))
+        gen_ms = self.checker.fill(list(seeds))
+        self.last_write = self.checker.last_write
+        return gen_ms
 
     def refresh(self) -> float:
         return self.checker.refresh()
@@ -226,9 +232,13 @@ class CheckerProcess:
 
     last_probe_ms = 0.0  # the probe that followed the last fill or refresh (Checker.probe)
 
+    last_write: dict = {}  # the checker's readings of the last fill (checker.WriteReadings)
+
     def fill(self, seeds) -> float:
         reply = self.call("fill", seeds=list(seeds))
         self.last_probe_ms = float(reply.get("probe_ms", 0.0))
+        write = reply.get("write")
+        self.last_write = write if isinstance(write, dict) else {}
         return float(reply["gen_ms"])
 
     def refresh(self) -> float:
@@ -348,7 +358,7 @@ class Side:
         marks = {k: round((v - m0) * 1e3, 4) for k, v in marks.items()}
         return Timed(self.name, window, checks.number(done, "device_ms"), gen_ms, (answered - t0) * 1e3, marks,
                      fresh=fresh, calls=len(seeds), probe_before_ms=probe_before, probe_after_ms=probe_after,
-                     started_s=m0)
+                     started_s=m0, write=dict(self.checker.last_write) if fresh else {})
 
     def _gpu_window(self, deadline: float, marks: dict) -> tuple[dict, float, dict]:
         """The GPU half of a window: the runner describes its outputs while the device still runs

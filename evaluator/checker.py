@@ -24,8 +24,10 @@ Per batch (judge.py drives it; the runner is stopped while inputs are written):
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import os
+import resource
 import secrets
 import sys
 import time
@@ -67,6 +69,7 @@ class Checker:
         self.scrub = None
         self.gather = None
         self.armed = None
+        self.last_write: dict = {}  # how the last fill went (write_readings): diagnostics only
 
     # ---- layout --------------------------------------------------------------------------
     def plan(self, shape: dict) -> dict:
@@ -102,6 +105,7 @@ class Checker:
         if len(seeds) * self.slot_bytes > self.buffer.numel():
             raise ValueError("more calls than the buffer has slots")
         start, end = self._events()
+        readings = WriteReadings()
         t = _now(self.device, start)
         self.key = secrets.randbits(64)
         self.prints = []
@@ -112,9 +116,12 @@ class Checker:
             # every fill, the baselines' too, though only checked batches are verified: the
             # candidate's fill times are compared with the baselines' (batch.busy_while_stopped)
             self.prints.append(self._prints(built))
+            readings.call_issued()
         self.seeds = list(seeds)
         self._flush_and_draw()
-        return _elapsed(self.device, t, start, end)
+        elapsed = _elapsed(self.device, t, start, end)
+        self.last_write = readings.done()
+        return elapsed
 
     def refresh(self) -> float:
         """The next batch of a trusted baseline on the inputs already written: the L2 is flushed
@@ -231,6 +238,59 @@ class Checker:
         if self.device != "cuda":
             return None, None
         return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+
+class WriteReadings:
+    """What this process did while it wrote a batch's inputs, from its own clocks: the host's time
+    to issue each call's writes (a stall of this process shows as one slow call), its garbage
+    collections, its context switches and page faults, and Triton compilations it ran (a kernel
+    met with arguments of a new specialization compiles inside the write). Kept with the batch's
+    record (EVALUATOR_SAMPLES_DIR) to tell a slow write caused here from a device shared with
+    other work (touched.py)."""
+
+    def __init__(self):
+        self.t0 = time.perf_counter()
+        self.last = self.t0
+        self.issue_ms: list[float] = []
+        self.usage = resource.getrusage(resource.RUSAGE_SELF)
+        self.gc_ms = 0.0
+        self.gc_start = 0.0
+        self.compiles = _compiles()
+        gc.callbacks.append(self._gc)
+
+    def _gc(self, phase, info):
+        if phase == "start":
+            self.gc_start = time.perf_counter()
+        else:
+            self.gc_ms += (time.perf_counter() - self.gc_start) * 1e3
+
+    def call_issued(self) -> None:
+        now = time.perf_counter()
+        self.issue_ms.append(round((now - self.last) * 1e3, 4))
+        self.last = now
+
+    def done(self) -> dict:
+        gc.callbacks.remove(self._gc)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return {"host_ms": round((time.perf_counter() - self.t0) * 1e3, 4),
+                "issue_max_ms": max(self.issue_ms, default=0.0),
+                "issue_median_ms": sorted(self.issue_ms)[len(self.issue_ms) // 2] if self.issue_ms else 0.0,
+                "gc_ms": round(self.gc_ms, 4), "compiles": _compiles() - self.compiles,
+                "switches": usage.ru_nivcsw - self.usage.ru_nivcsw, "waits": usage.ru_nvcsw - self.usage.ru_nvcsw,
+                "faults": usage.ru_minflt - self.usage.ru_minflt, "major_faults": usage.ru_majflt - self.usage.ru_majflt}
+
+
+def _compiles() -> int:
+    """Kernels the checker's Triton functions hold compiled in this process (0 without Triton):
+    the count of every JIT function's per-device cache in the modules that define them."""
+    count = 0
+    for name in ("evaluator._verify", "evaluator._gen", "evaluator._gather"):
+        for fn in list(getattr(sys.modules.get(name), "__dict__", {}).values()):
+            caches = getattr(fn, "device_caches", None)
+            if isinstance(caches, dict):
+                count += sum(len(entry[0]) for entry in caches.values()
+                             if isinstance(entry, tuple) and isinstance(entry[0], dict))
+    return count
 
 
 def _now(device, start):
@@ -350,7 +410,7 @@ class Server:
         self.mapper.release()
         self.checker.armed = None
         gen_ms = self.checker.fill([int(s) for s in msg["seeds"]])
-        return {"gen_ms": gen_ms, "probe_ms": self.checker.probe()}
+        return {"gen_ms": gen_ms, "probe_ms": self.checker.probe(), "write": self.checker.last_write}
 
     def op_refresh(self, msg):
         self.addresses = []
