@@ -49,9 +49,6 @@ MEM_CAP_BYTES = {"cuda": 48 << 30, "cpu": 256 << 20}  # inputs and outputs of on
 CPU_BATCH_MS = {"cpu": 1500.0, "quick": 300.0}  # a CPU candidate's batch, at most about this long
 MEM_FRACTION = 0.3  # on the GPU, at most this share of the device's memory as well
 L2_MULTIPLE = 3  # the inputs of a batch together exceed the L2 this many times over
-# the candidate's checker took this much longer to write the same inputs: flagged (honest examples
-# read 0.94-1.06 on an H200; docs/bench/judge-clock.md)
-BUSY_RATIO = 1.3
 SPIN_S = 2.0  # inside a GPU window, poll a pipe this long before sleeping on it (channel.recv)
 
 
@@ -81,8 +78,8 @@ class Timed:
     marks: dict = dataclasses.field(default_factory=dict)
     fresh: bool = True  # the checker wrote new inputs for this batch (gen_ms is their writing)
     calls: int = 0
-    # GPU, the trusted baselines' batches: the checker's probe kernel (Checker.probe) right before
-    # the window and right after it, ms; 0 where none ran (touched.py reads them)
+    # GPU, every side's batches: the checker's probe kernel (Checker.probe) right before the window
+    # and right after it, ms; 0 where none ran (touched.py reads them)
     probe_before_ms: float = 0.0
     probe_after_ms: float = 0.0
     started_s: float = 0.0  # the window's start on the machine's monotonic clock (diagnostics only)
@@ -323,10 +320,11 @@ class Side:
         their first batch of a shape, whose outputs are the reference's own. `fresh=False` runs
         a trusted baseline again on the inputs its checker last wrote (`seeds` unused)."""
         gen_ms = self.checker.fill(seeds) if fresh else self.checker.refresh()
-        # a trusted baseline's window is bracketed by the probe (touched.py): the one after the
-        # write, and one once the window has ended (the candidate's are not needed: work left
-        # running can only slow the candidate itself there)
-        probed = device == "cuda" and self.name != "cand"
+        # every window is bracketed by the probe (touched.py): the one after the write, and one
+        # once the window has ended. A baseline's show work beside its window; the candidate's
+        # show a kernel its own runner left resident while stopped (one that could read the next
+        # inputs as they are written)
+        probed = device == "cuda"
         probe_before = self.checker.last_probe_ms if probed else 0.0
         size = self.work.ensure_buffer(out_bytes * len(seeds)) if device != "cuda" else 0
         t0, m0 = time.perf_counter(), time.monotonic()
@@ -446,14 +444,3 @@ def per_call(batches: list[Timed], overhead: float, calls: int) -> list[float]:
     return [max(t.window_ms - overhead, 1e-6) / calls for t in batches]
 
 
-def busy_while_stopped(cand: list[Timed], base: list[Timed]) -> str | None:
-    """A message when the candidate's checker needed clearly longer to write an input than the
-    baseline's (per call, fresh writes only): the GPU was shared with work the candidate left
-    running while stopped."""
-    c = timing.median([t.gen_ms / t.calls for t in cand if t.fresh and t.calls])
-    b = timing.median([t.gen_ms / t.calls for t in base if t.fresh and t.calls])
-    if not (b > 0 and c > BUSY_RATIO * b):  # false too where either is nan (no fresh writes)
-        return None
-    return (f"writing one call's inputs took {c:.3g} ms (median) while the submission's runner was "
-            f"stopped, against {b:.3g} ms for the trusted baselines: the device was busy with work "
-            "left running in the background")

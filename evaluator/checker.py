@@ -113,8 +113,7 @@ class Checker:
             built = self._build(self.shape, seed)
             for dst, src in zip(self.slot(k), built):
                 dst.copy_(src)
-            # every fill, the baselines' too, though only checked batches are verified: the
-            # candidate's fill times are compared with the baselines' (batch.busy_while_stopped)
+            # every fill, the baselines' too, though only checked batches are verified
             self.prints.append(self._prints(built))
             readings.call_issued()
         self.seeds = list(seeds)

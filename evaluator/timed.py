@@ -11,6 +11,7 @@ import time
 
 from . import batch, progress, timing
 from .touched import reason as touched_reason
+from .touched import flags as touched_flags
 from .touched import touched_rounds, untouched
 
 SIDES = ("cand", "eager", "compile")
@@ -93,7 +94,6 @@ class Phase:
         plan = self.checkers["cand"].plan(shape)
         self.checkers["base"].plan(shape)
         count = iter(range(1 << 30))
-        fills = {"cand": [], "base": []}
 
         def run(side: str, calls: int, first: bool = False) -> batch.Timed:
             seeds = [ev.derive(ev.master, "bench", j, side, next(count)) for _ in range(calls)]
@@ -106,7 +106,6 @@ class Phase:
                                          where=where, check=first or side == "cand", fresh=fresh)
             if base and fresh:
                 self.base_written = calls
-            fills["base" if base else "cand"].append(got)
             return got
 
         # size the batches: the eager baseline on its own clock, the candidate on the judge's
@@ -138,7 +137,7 @@ class Phase:
         warm = time.monotonic()
         got, rounds = self.rounds(run, calls)
         ended = time.monotonic()
-        row = self.row(shape, where, calls, got, fills, rounds)
+        row = self.row(shape, where, calls, got, rounds)
         # where the shape's time went, for the samples (docs/bench/judge-clock.md)
         self.samples[-1]["spent"] = {"sizing_s": sized - started, "warmup_s": warm - sized, "rounds_s": ended - warm,
                                      "budget_s": self.budget_s / len(ev.bench_shapes)}
@@ -176,39 +175,36 @@ class Phase:
             checker = self.checkers["cand" if side == "cand" else "base"]
             self.sides[side].map_inputs(checker.buffer(calls[side]), plan, calls[side], deadline)
 
-    def row(self, shape: dict, where: str, calls: dict, got: dict, fills: dict, rounds: dict) -> dict:
+    def row(self, shape: dict, where: str, calls: dict, got: dict, rounds: dict) -> dict:
         ev = self.ev
         every, every_round = got, rounds  # the samples keep them all
-        # GPU: rounds that ran beside work a stopped runner left on the device are not scored
+        # GPU: rounds that ran beside other work on the device are not scored (touched.py)
         touched = touched_rounds(got, rounds) if ev.device == "cuda" else {}
+        left_out = 0
         if touched:
             total = len(set(rounds["cand"]))
             got, rounds = untouched(got, rounds, touched)
-            ev.codes.append(("extra_threads", touched_reason(where, touched, total,
-                                                             scored=len(set(rounds["cand"])) < total)))
-        overheads = self.overheads(got)
+            left_out = total - len(set(rounds["cand"]))
+            if touched_flags(touched, total):
+                ev.codes.append(("extra_threads", touched_reason(where, touched, total, scored=left_out > 0)))
+        scored = score(got, rounds, calls, ev.device)
+        times, overheads = scored["times"], scored["overheads"]
         overhead = overheads["cand"]
-        times = {side: batch.per_call(got[side], overheads[side], calls[side]) for side in SIDES}
         c, e, k = (timing.median(times[s]) for s in SIDES)
-        per_round = {side: by_round(times[side], rounds[side]) for side in SIDES}
         floor = ev.task.floor_ms(shape, bandwidth_bytes_s=ev.ceilings["bandwidth_bytes_s"],
                                  peak_flop_s=ev.ceilings["peak_flop_s"])
         row = {"shape": dict(shape), "candidate_ms": c, "eager_ms": e, "compile_ms": k,
                "wall_ms": timing.median([t.window_ms for t in got["cand"]]) / calls["cand"], "floor_ms": floor,
-               "speedup_vs_compile": round_ratio(per_round["compile"], per_round["cand"]),
-               "speedup_vs_eager": round_ratio(per_round["eager"], per_round["cand"]),
-               "calls_per_batch": calls["cand"], "batches": len(got["cand"]), "overhead_ms": overhead}
+               "speedup_vs_compile": scored["speedup_vs_compile"], "speedup_vs_eager": scored["speedup_vs_eager"],
+               "calls_per_batch": calls["cand"], "batches": len(got["cand"]), "overhead_ms": overhead,
+               "rounds_left_out": left_out}
         for side, name in zip(SIDES, ("candidate", "eager", "compile")):
             row[f"{name}_p10_ms"] = timing.quantile(times[side], 0.1)
             row[f"{name}_p90_ms"] = timing.quantile(times[side], 0.9)
         self.samples.append({"shape": dict(shape), "calls": calls, "overhead_ms": overhead, "overheads": overheads,
-                             "rounds": every_round, "touched": {str(r): why for r, why in touched.items()},
+                             "rounds": every_round,
+                             "touched": {str(r): [str(w) for w in why] for r, why in touched.items()},
                              **{side: [vars(t) for t in every[side]] for side in SIDES}})
-        # GPU only: on the CPU a stopped process computes nothing, and the tree-wide SIGSTOP is
-        # the defence; there the time to write inputs varies with the machine's other load
-        busy = ev.device == "cuda" and batch.busy_while_stopped(fills["cand"], fills["base"])
-        if busy:
-            ev.codes.append(("extra_threads", f"{where}: {busy}"))
         if c < FLOOR_MARGIN * floor:
             ev.codes.append(("below_floor", f"{where}: {c:.4g} ms is below the roofline floor of "
                                             f"{floor:.4g} ms (impossible on this device)"))
@@ -218,18 +214,30 @@ class Phase:
                                                     f"than torch.compile (above this task's {limit:g}x)"))
         return row
 
-    def overheads(self, got: dict) -> dict:
-        """The overhead (ms a batch) taken off each side's windows. GPU: each baseline side its own
-        (its windows less its own events, median), the candidate the line through them at its
-        median window (batch.candidate_overhead). CPU: one median over every baseline batch for
-        all three sides, whose batches there differ in calls rather than in length alone."""
-        if self.ev.device != "cuda":
-            pooled = batch.overhead_ms(got["eager"] + got["compile"])
-            return {side: pooled for side in SIDES}
-        own = {side: batch.overhead_ms(got[side]) for side in ("eager", "compile")}
-        points = [(timing.median([t.window_ms for t in got[side]]), own[side]) for side in own]
-        cand = batch.candidate_overhead(timing.median([t.window_ms for t in got["cand"]]), points)
-        return {"cand": cand, **own}
+def overheads(got: dict, device: str) -> dict:
+    """The overhead (ms a batch) taken off each side's windows. GPU: each baseline side its own
+    (its windows less its own events, median), the candidate the line through them at its
+    median window (batch.candidate_overhead). CPU: one median over every baseline batch for
+    all three sides, whose batches there differ in calls rather than in length alone."""
+    if device != "cuda":
+        pooled = batch.overhead_ms(got["eager"] + got["compile"])
+        return {side: pooled for side in SIDES}
+    own = {side: batch.overhead_ms(got[side]) for side in ("eager", "compile")}
+    points = [(timing.median([t.window_ms for t in got[side]]), own[side]) for side in own]
+    cand = batch.candidate_overhead(timing.median([t.window_ms for t in got["cand"]]), points)
+    return {"cand": cand, **own}
+
+
+def score(got: dict, rounds: dict, calls: dict, device: str) -> dict:
+    """The scored numbers of one shape from its batches (side -> batch.Timed) and their rounds:
+    each side's time per call, the overheads taken off, and the two speedups. The judge's row and
+    the replay of recorded batches (tests/evaluator/test_touched_replay.py) both come from here."""
+    spent = overheads(got, device)
+    times = {side: batch.per_call(got[side], spent[side], calls[side]) for side in SIDES}
+    per_round = {side: by_round(times[side], rounds[side]) for side in SIDES}
+    return {"times": times, "overheads": spent,
+            "speedup_vs_compile": round_ratio(per_round["compile"], per_round["cand"]),
+            "speedup_vs_eager": round_ratio(per_round["eager"], per_round["cand"])}
 
 
 def round_order(r: int, device: str) -> list[str]:

@@ -1,7 +1,6 @@
 """Which batches get inputs written for them: every batch of every side by default; with
 EVALUATOR_REUSE_BASE_INPUTS=1 the trusted baselines run again on the inputs their checker last
-wrote, with fresh inputs every REFILL_EVERY rounds; and the `extra_threads` comparison of writing
-times reads only fresh writes, per call."""
+wrote, with fresh inputs every REFILL_EVERY rounds."""
 import json
 
 import pytest
@@ -9,10 +8,6 @@ import pytest
 from evaluator import batch, timed
 from evaluator.checker import Checker
 from evaluator.tasks import get_task
-
-
-def _timed(side, gen_ms, calls, fresh=True):
-    return batch.Timed(side, 10.0, 9.0, gen_ms, 9.5, fresh=fresh, calls=calls)
 
 
 def test_every_batch_gets_fresh_inputs(honest_ranked):
@@ -40,17 +35,6 @@ def test_baselines_reuse_their_inputs_when_asked(evaluate, honest, tmp_path, mon
     for r in range(1, rounds):
         order = [s for s in timed.SIDES[r % 3:] + timed.SIDES[:r % 3] if s != "cand"]
         assert row[order[0]][r]["fresh"] and not row[order[1]][r]["fresh"], r
-
-
-def test_busy_compares_fresh_writes_per_call():
-    cand = [_timed("cand", 40.0, 10) for _ in range(3)]  # 4 ms a call
-    base = [_timed("eager", 8.0, 4), _timed("compile", 30.0, 10), _timed("eager", 31.0, 10)]
-    assert batch.busy_while_stopped(cand, base) is not None  # 4 against about 3 ms a call
-    # a refresh writes nothing: its short time must not make the baselines look faster
-    quiet = [_timed("cand", 33.0, 10) for _ in range(3)]
-    refreshed = base + [_timed("eager", 0.1, 10, fresh=False) for _ in range(9)]
-    assert batch.busy_while_stopped(quiet, refreshed) is None
-    assert batch.busy_while_stopped(cand, [_timed("eager", 0.1, 10, fresh=False)]) is None
 
 
 def test_a_refresh_needs_written_inputs():
@@ -81,19 +65,16 @@ def test_a_longer_window_never_pays_for_itself():
 
 
 def test_on_the_gpu_each_side_loses_its_own_overhead():
-    """timed.Phase.overheads with the GPU's batches (no GPU needed: it reads only the Timed)."""
-    import types
-
+    """timed.overheads with the GPU's batches (no GPU needed: it reads only the Timed)."""
     def side(name, window, over, n=5):
         return [batch.Timed(name, window + 0.01 * i, window + 0.01 * i - over, 1.0, calls=10) for i in range(n)]
 
     got = {"cand": side("cand", 10.6, 99.0),  # its claimed events are ignored
            "eager": side("eager", 21.7, 1.72), "compile": side("compile", 12.1, 1.43)}
-    phase = timed.Phase(types.SimpleNamespace(device="cuda", quick=False), {}, {})
-    over = phase.overheads(got)
+    over = timed.overheads(got, "cuda")
     assert over["eager"] == pytest.approx(1.72) and over["compile"] == pytest.approx(1.43)
     assert over["cand"] == pytest.approx(1.43)  # faster than torch.compile: its overhead, no lower
     got["cand"] = side("cand", 16.9, 0.0)
-    assert over["eager"] > phase.overheads(got)["cand"] > over["compile"]
-    cpu = timed.Phase(types.SimpleNamespace(device="cpu", quick=False), {}, {}).overheads(got)
+    assert over["eager"] > timed.overheads(got, "cuda")["cand"] > over["compile"]
+    cpu = timed.overheads(got, "cpu")
     assert len(set(cpu.values())) == 1

@@ -25,8 +25,7 @@ def _batches(seed=0, spoil=None):
             jitter = 1 + rng.uniform(-0.03, 0.03)
             fields = dict(window_ms=per_call[side] * CALLS * jitter + 1.2, device_ms=per_call[side] * CALLS * jitter,
                           gen_ms=50 * jitter, calls=CALLS, fresh=True)
-            if side != "cand":
-                fields.update(probe_before_ms=0.03 * jitter, probe_after_ms=0.025 * jitter)
+            fields.update(probe_before_ms=0.03 * jitter, probe_after_ms=0.025 * jitter)
             fields.update((spoil or {}).get((side, r), {}))
             got[side].append(Timed(side, **fields))
             rounds[side].append(r)
@@ -41,18 +40,19 @@ def test_honest_rounds_are_untouched():
 def test_a_probe_that_waited_marks_its_round():
     found = touched.touched_rounds(*_batches(spoil={("eager", 3): {"probe_before_ms": 1.8}}))
     assert list(found) == [3]
-    assert "probe kernel before the eager batch waited 1.8 ms" in found[3][0]
+    assert found[3][0].kind == "probe"
+    assert "probe kernel before the eager baseline's batch waited 1.8 ms" in str(found[3][0])
 
 
 def test_a_baseline_slowed_on_its_own_clock_marks_its_round():
     slow = {"device_ms": 0.28 * CALLS * 2.1}
     found = touched.touched_rounds(*_batches(spoil={("eager", 5): slow}))
-    assert list(found) == [5] and "eager baseline took" in found[5][0]
+    assert list(found) == [5] and "eager baseline took" in str(found[5][0]) and found[5][0].kind == "device"
 
 
 def test_a_slow_write_of_any_side_marks_its_round():
     found = touched.touched_rounds(*_batches(spoil={("cand", 7): {"gen_ms": 210.0}}))
-    assert list(found) == [7] and "writing the submission's inputs" in found[7][0]
+    assert list(found) == [7] and "writing the submission's inputs" in str(found[7][0]) and found[7][0].kind == "write"
 
 
 def test_every_round_touched_is_still_found():
@@ -61,6 +61,35 @@ def test_every_round_touched_is_still_found():
              for r in range(ROUNDS) for side in ("eager", "compile")}
     found = touched.touched_rounds(*_batches(spoil=spoil))
     assert sorted(found) == list(range(ROUNDS))
+
+
+def test_a_kernel_the_candidate_left_waiting_marks_its_round():
+    """Its own checker's probe right after the fill: a kernel left resident could read the inputs
+    as they are written."""
+    found = touched.touched_rounds(*_batches(spoil={("cand", 4): {"probe_before_ms": 2.5}}))
+    assert list(found) == [4] and found[4][0].kind == "probe"
+    assert "before the submission's batch" in str(found[4][0])
+
+
+def test_a_probe_or_a_baseline_clock_flags_even_in_one_round():
+    for spoil in ({("compile", 2): {"probe_after_ms": 0.9}}, {("eager", 2): {"device_ms": 0.28 * CALLS * 2}}):
+        found = touched.touched_rounds(*_batches(spoil=spoil))
+        assert list(found) == [2] and touched.flags(found, ROUNDS)
+
+
+def test_isolated_slow_writes_are_left_out_without_a_flag():
+    """A checker's write is its own host's time too: a slow one alone (a compile or a stall of
+    that process) leaves its round out of the score and flags nothing."""
+    spoil = {("cand", 1): {"gen_ms": 230.0}, ("eager", 6): {"gen_ms": 200.0}}
+    found = touched.touched_rounds(*_batches(spoil=spoil))
+    assert sorted(found) == [1, 6] and not touched.flags(found, ROUNDS)
+
+
+def test_slow_writes_that_reach_many_rounds_flag():
+    spoil = {("cand", r): {"gen_ms": 200.0} for r in (0, 2, 4)}
+    found = touched.touched_rounds(*_batches(spoil=spoil))
+    assert len(found) == 3 and touched.flags(found, ROUNDS)  # 3 of 10: over a quarter
+    assert not touched.flags(dict(list(found.items())[:2]), ROUNDS)
 
 
 def test_touched_rounds_leave_the_score_whole_rounds_at_a_time():
