@@ -242,10 +242,9 @@ class Checker:
 class WriteReadings:
     """What this process did while it wrote a batch's inputs, from its own clocks: the host's time
     to issue each call's writes (a stall of this process shows as one slow call), its garbage
-    collections, its context switches and page faults, and Triton compilations it ran (a kernel
-    met with arguments of a new specialization compiles inside the write). Kept with the batch's
-    record (EVALUATOR_SAMPLES_DIR) to tell a slow write caused here from a device shared with
-    other work (touched.py)."""
+    collections, its context switches and page faults. Kept with the batch's record
+    (EVALUATOR_SAMPLES_DIR) to tell a slow write caused here (a stall of this process, a Triton
+    kernel compiled inside the write) from a device shared with other work (touched.py)."""
 
     def __init__(self):
         self.t0 = time.perf_counter()
@@ -254,7 +253,6 @@ class WriteReadings:
         self.usage = resource.getrusage(resource.RUSAGE_SELF)
         self.gc_ms = 0.0
         self.gc_start = 0.0
-        self.compiles = _compiles()
         gc.callbacks.append(self._gc)
 
     def _gc(self, phase, info):
@@ -274,22 +272,9 @@ class WriteReadings:
         return {"host_ms": round((time.perf_counter() - self.t0) * 1e3, 4),
                 "issue_max_ms": max(self.issue_ms, default=0.0),
                 "issue_median_ms": sorted(self.issue_ms)[len(self.issue_ms) // 2] if self.issue_ms else 0.0,
-                "gc_ms": round(self.gc_ms, 4), "compiles": _compiles() - self.compiles,
+                "gc_ms": round(self.gc_ms, 4),
                 "switches": usage.ru_nivcsw - self.usage.ru_nivcsw, "waits": usage.ru_nvcsw - self.usage.ru_nvcsw,
                 "faults": usage.ru_minflt - self.usage.ru_minflt, "major_faults": usage.ru_majflt - self.usage.ru_majflt}
-
-
-def _compiles() -> int:
-    """Kernels the checker's Triton functions hold compiled in this process (0 without Triton):
-    the count of every JIT function's per-device cache in the modules that define them."""
-    count = 0
-    for name in ("evaluator._verify", "evaluator._gen", "evaluator._gather"):
-        for fn in list(getattr(sys.modules.get(name), "__dict__", {}).values()):
-            caches = getattr(fn, "device_caches", None)
-            if isinstance(caches, dict):
-                count += sum(len(entry[0]) for entry in caches.values()
-                             if isinstance(entry, tuple) and isinstance(entry[0], dict))
-    return count
 
 
 def _now(device, start):
