@@ -4,7 +4,7 @@ far honest runs sit from each bound, and how far an attack's touched rounds go p
     python bench/probe_spread.py SAMPLES_DIR [SAMPLES_DIR ...]
 
 Per samples file (one evaluation) and shape:
-  probe     the baselines' checker's probe, before and after each baseline window (ms):
+  probe     each side's checker's probe, before and after each window (ms):
             median, p99, max; touched.PROBE_FLOOR_MS is the bound
   device    each baseline batch's device time per call over its side's median: p99, max
             (touched.DEVICE_RATIO)
@@ -30,9 +30,10 @@ def ratios(values: list[float]) -> list[float]:
 
 def readings(shape: dict) -> dict:
     probes, device, write = [], [], []
+    for side in ("cand", "eager", "compile"):
+        probes += [p for t in shape.get(side, []) for p in (t.get("probe_before_ms", 0.0), t.get("probe_after_ms", 0.0)) if p]
     for side in ("eager", "compile"):
         batches = shape.get(side, [])
-        probes += [p for t in batches for p in (t.get("probe_before_ms", 0.0), t.get("probe_after_ms", 0.0)) if p]
         device += ratios([t["device_ms"] / t["calls"] for t in batches if t.get("calls")])
     for side in ("cand", "eager", "compile"):
         write += ratios([t["gen_ms"] / t["calls"] for t in shape.get(side, []) if t.get("fresh") and t.get("calls")])
