@@ -96,3 +96,18 @@ def test_the_replay_gives_the_judges_speedups(folder, name):
     assert got["speedup_vs_compile"] == pytest.approx(meta["speedup_vs_compile"], rel=1e-3)
     if "speedup_vs_eager" in meta:
         assert got["speedup_vs_eager"] == pytest.approx(meta["speedup_vs_eager"], rel=1e-3)
+
+
+def test_the_recorded_gpu_states_of_honest_runs_are_not_throttled():
+    """gpu_throttled replayed on the NVML readings the same runs reported before and after timing
+    (an H100 at 1980 MHz throughout; transformer_block's reading after timing named the power cap,
+    which an honest run at full load reaches)."""
+    from evaluator import gpustate
+
+    states = [m["gpu_state"] for _, _, m in ENTRIES if m.get("gpu_state")]
+    assert len(states) >= 5
+    for state in states:
+        assert gpustate.throttled(state["before"], state["after"]) is None, state
+    # the same readings with the SM clock fallen by a quarter on a busy GPU do throttle
+    before, after = states[0]["before"], dict(states[0]["after"], sm_mhz=int(states[0]["before"]["sm_mhz"] * 0.75))
+    assert gpustate.throttled(before, after)
