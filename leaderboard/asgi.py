@@ -15,6 +15,13 @@ read to its end before the answer goes out (leaderboard/asgi_body.py), so that t
 the site's page instead of a reset; a body sent without a length (chunked) is read whole and
 handed to Django with its length, which the WSGI bridge needs (the same module).
 
+The client's address is the connection's: uvicorn runs with --no-proxy-headers (scripts/web.sh),
+since its default takes X-Forwarded-For from any client on 127.0.0.1, and so from anyone who can
+reach a site served there, which reset the throttles per address with one header. A proxy's
+X-Forwarded-For and X-Forwarded-Proto count only from the addresses in TRUSTED_PROXY_IPS, through
+uvicorn's own middleware applied here (a deployment starts uvicorn with --no-proxy-headers too:
+docs/deployment.md).
+
 SERVE_STATIC=1 (scripts/web.sh sets it) adds Django's own static files handler, which serves
 static/ as `runserver --insecure` did: a development stack has no proxy in front of it. A
 deployment leaves it unset and its proxy serves var/staticfiles/.
@@ -39,6 +46,10 @@ from leaderboard.asgi_wait import WaitLayer  # noqa: E402
 
 application = WaitLayer(KeptLayer(DrainBody(SizedBody(WSGIMiddleware(django_application,
                                                                       workers=settings.WEB_THREADS)))))
+if settings.TRUSTED_PROXY_IPS:
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    application = ProxyHeadersMiddleware(application, trusted_hosts=settings.TRUSTED_PROXY_IPS)
 
 
 def _freeze_what_lives_for_good() -> None:

@@ -181,6 +181,11 @@ PROFILES_PER_USER = envstr("PROFILES_PER_USER", "10/h")
 RATELIMIT_USE_CACHE = "throttle"
 # Behind a proxy every client has the proxy's address: name the header it sets (HTTP_X_REAL_IP)
 RATELIMIT_IP_META_KEY = envstr("RATELIMIT_IP_META_KEY", "") or None
+# two sites on one Redis keep their counters apart under different prefixes
+RATELIMIT_CACHE_PREFIX = envstr("RATELIMIT_CACHE_PREFIX", "rl:")
+# The proxies whose X-Forwarded-For and X-Forwarded-Proto name the client (leaderboard/asgi.py):
+# none unless the deployment says so, since any client can send those headers itself
+TRUSTED_PROXY_IPS = [h.strip() for h in envstr("TRUSTED_PROXY_IPS", "").split(",") if h.strip()]
 # Django's own Redis cache increments atomically, which is all django-ratelimit needs
 SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
 
