@@ -176,6 +176,9 @@ DEFAULT_EXCEPTION_REPORTER_FILTER = "leaderboard.reporting.MaskingReporterFilter
 LOGIN_FAILURES_PER_IP = envstr("LOGIN_FAILURES_PER_IP", "20/15m")
 LOGIN_FAILURES_PER_ACCOUNT = envstr("LOGIN_FAILURES_PER_ACCOUNT", "5/15m")
 SIGNUPS_PER_IP = envstr("SIGNUPS_PER_IP", "5/h")
+# password-reset requests (each sends a mail): per client, and per e-mail address from anywhere
+PASSWORD_RESETS_PER_IP = envstr("PASSWORD_RESETS_PER_IP", "10/h")
+PASSWORD_RESETS_PER_EMAIL = envstr("PASSWORD_RESETS_PER_EMAIL", "3/h")
 # profile-mode runs per account (leaderboard/profiling.py), on top of UPLOAD_RATE_LIMIT_PER_HOUR
 PROFILES_PER_USER = envstr("PROFILES_PER_USER", "10/h")
 RATELIMIT_USE_CACHE = "throttle"

@@ -1,5 +1,6 @@
-"""Throttles for logging in and signing up, counted in Redis by django-ratelimit (shared by every
-web process): per client IP and, for logging in, per account.
+"""Throttles for logging in, signing up and asking for a password-reset mail, counted in Redis by
+django-ratelimit (shared by every web process): per client IP and, for logging in, per account,
+for a reset, per e-mail address (each request sends a mail: a loop must not fill one inbox).
 
 Every POST is counted before the view runs, with django-ratelimit's atomic increment (Redis
 INCR), and the decision is taken on the count that increment returned: of many attempts sent at
@@ -7,11 +8,12 @@ once, only as many as the limit reach the view. Logging in limits failed attempt
 succeeds is then recorded in a second counter of the same window, and the limit applies to
 attempts minus successes, so a person is never held back by their own successes. Once an IP or an
 account reaches its limit, every attempt (the right password too) gets a 429 until the window ends.
-Signing up counts every attempt per IP.
+Signing up and asking for a reset count every attempt.
 """
 from __future__ import annotations
 
 import logging
+import unicodedata
 from dataclasses import dataclass
 from functools import wraps
 
@@ -41,6 +43,18 @@ def _account(group, request) -> str:
     return account_name(request.POST.get("username", ""))
 
 
+def reset_email(raw: str) -> str:
+    """The address a reset form's e-mail becomes where Django matches it to accounts (stripped,
+    NFKC, case folded: PasswordResetForm.get_users), so that every spelling that reaches one inbox
+    shares its counter. Cut past the form's 254 characters: a longer one is refused unread, and
+    NFKC of a huge string is not worth computing."""
+    return unicodedata.normalize("NFKC", raw.strip()[:255]).casefold()
+
+
+def _email(group, request) -> str:
+    return reset_email(request.POST.get("email", ""))
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
@@ -51,6 +65,12 @@ class Rule:
 RULES = {
     "login": (Rule("ip", "ip", "LOGIN_FAILURES_PER_IP"), Rule("account", _account, "LOGIN_FAILURES_PER_ACCOUNT")),
     "signup": (Rule("ip", "ip", "SIGNUPS_PER_IP"),),
+    "reset": (Rule("ip", "ip", "PASSWORD_RESETS_PER_IP"), Rule("email", _email, "PASSWORD_RESETS_PER_EMAIL")),
+}
+REFUSALS = {
+    "login": "Too many failed logins from here or for this account.",
+    "signup": "Too many sign-ups from here.",
+    "reset": "Too many password-reset requests from here or for this e-mail address.",
 }
 
 
@@ -82,10 +102,9 @@ def _refund(request, group: str) -> None:
 
 
 def _refused(request, group: str, wait_s: int):
-    what = "Too many failed logins" if group == "login" else "Too many sign-ups"
     minutes = max(1, (wait_s + 59) // 60)
     response = render(request, "registration/throttled.html",
-                      {"message": f"{what} from here or for this account. Try again in {minutes} "
+                      {"message": f"{REFUSALS[group]} Try again in {minutes} "
                                   f"minute{'s' if minutes != 1 else ''}."}, status=429)
     response["Retry-After"] = str(max(1, wait_s))
     return response

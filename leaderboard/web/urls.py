@@ -32,8 +32,10 @@ urlpatterns = [
     path("accounts/login/", throttled("login", failed=login_failed)(
         auth_views.LoginView.as_view(redirect_authenticated_user=True)), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    # Django's own password reset: a link by e-mail to the address given at sign-up
-    path("accounts/password-reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    # Django's own password reset: a link by e-mail to the address given at sign-up; every request
+    # sends a mail, so requests are throttled per client and per address
+    path("accounts/password-reset/", throttled("reset")(auth_views.PasswordResetView.as_view()),
+         name="password_reset"),
     path("accounts/password-reset/sent/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
     path("accounts/password-reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(),
          name="password_reset_confirm"),
