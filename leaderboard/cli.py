@@ -17,75 +17,34 @@ Exit status:
   submit  0 verified or flagged (or a passing test run), 1 rejected, 3 failed or timed out
   wait    0 verified, 1 rejected, 3 failed or timed out, 4 flagged (waiting for an admin's review)
   list, show  0
-  every command: 2 usage or API errors (no token, a bad id, the site unreachable), 130 Ctrl-C
+  every command: 2 usage or API errors (no token, a bad id, the site unreachable, an address that
+  is not the leaderboard's API), 130 Ctrl-C, 141 the output's reader went away (`| head -1`)
 """
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import sys
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 
 from evaluator import status_word
+from leaderboard.cli_http import ApiError
+from leaderboard.cli_http import call as _call
 from leaderboard.cli_output import list_lines, print_result
 
 EXIT_VERIFIED, EXIT_REJECTED, EXIT_ERROR, EXIT_FAILED, EXIT_FLAGGED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+# the reader of the output went away (`cli list | head -1`): 128 + SIGPIPE, the status the shell
+# shows for any other command of a pipeline cut short that way (`seq 1000000 | head -1` under
+# pipefail). Not 0: the output was not all read, and `wait`'s status (the verdict) was not seen
+# with it; a script that wants 0 there reads the whole output or leaves pipefail off.
+EXIT_PIPE_CLOSED = 141
 NEED_TOKEN = "an API token is needed: --token KEY or $LEADERBOARD_TOKEN (create one on your profile page)"
 PAGE_MAX = 100  # the API's largest page (views.PAGE_SIZE_MAX)
 # an upload whose answer is lost is sent again, this many times in all, under one Idempotency-Key
 UPLOAD_ATTEMPTS = 3
-# a proxy's answers while the site behind it restarts: the upload may or may not have been stored
-RETRY_STATUSES = {502, 503, 504}
-# the connection dropped or timed out once the request was on its way: the site may have stored it
-LOST_ANSWER = (ConnectionResetError, ConnectionAbortedError, BrokenPipeError, TimeoutError,
-               http.client.HTTPException)
-
-
-class ApiError(Exception):
-    def __init__(self, message: str, status: int | None = None, *, lost: bool = False):
-        super().__init__(message)
-        self.status = status
-        self.lost = lost  # no answer came, or a proxy's 502/503/504: sending it again may help
-
-
-def _call(method: str, url: str, token: str, body: dict | None = None, *, raw: bool = False,
-          headers: dict | None = None):
-    """The JSON answer (or with raw=True the body's bytes) of one API call; ApiError otherwise,
-    with the HTTP status where there was an answer."""
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method, headers=headers or {})
-    if token:
-        req.add_header("Authorization", f"Token {token}")
-    req.add_header("Accept", "application/json")
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(req, timeout=60) as resp:
-            body = resp.read()
-    except urllib.error.HTTPError as exc:
-        try:
-            message = json.loads(exc.read()).get("error") or exc.reason
-        except (ValueError, AttributeError, OSError, http.client.HTTPException):
-            message = exc.reason
-        raise ApiError(f"HTTP {exc.code}: {message}", exc.code, lost=exc.code in RETRY_STATUSES) from None
-    except urllib.error.URLError as exc:
-        raise ApiError(f"cannot reach {url}: {exc.reason} (is the site running? --url or $LEADERBOARD_URL)",
-                       lost=isinstance(exc.reason, LOST_ANSWER)) from None
-    except (OSError, http.client.HTTPException) as exc:
-        raise ApiError(f"cannot reach {url}: {exc or type(exc).__name__}",
-                       lost=isinstance(exc, LOST_ANSWER)) from None
-    if raw:
-        return body
-    try:
-        return json.loads(body)
-    except ValueError:
-        raise ApiError(f"{url} did not answer in JSON: is --url the leaderboard's address?") from None
 
 
 def _token(args) -> str:
@@ -339,13 +298,28 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _output_closed() -> int:
+    """stdout's (or stderr's) reader is gone: both go to /dev/null, so that the interpreter's last
+    flush of what is still buffered meets no closed pipe (and prints no "Exception ignored"), and
+    the CLI ends quietly. Python ignores SIGPIPE, so a write met EPIPE instead of ending it; the
+    CLI keeps it ignored, since its sockets rely on EPIPE (an upload whose answer is lost)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.dup2(devnull, sys.stderr.fileno())
+    return EXIT_PIPE_CLOSED
+
+
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     try:
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()  # here, not at exit, so a closed pipe is met where it is caught
+        return code
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted; whatever was submitted goes on being evaluated on the site\n")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the API's calls catch their own (cli_http): this is stdout or stderr
+        return _output_closed()
 
 
 if __name__ == "__main__":
