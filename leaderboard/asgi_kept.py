@@ -20,7 +20,10 @@ database round trip from a thread that then queued for the GIL again behind the 
   (pagecache.servable); when the fingerprint is due to be read or a page to be rebuilt, Django
   does that as before.
 
-A request with a Cookie header always goes to Django (a session changes the pages). A request
+A request with a Cookie header always goes to Django (a session changes the pages), and so does one
+that repeats a header read here: the WSGI bridge hands Django a repeated header as one value, the
+values joined with commas (two Authorization headers make a token Django refuses), so the layer
+would otherwise answer for a request Django reads otherwise. A request
 passed on carries the layer's mark (leaderboard/layer_mark.py); the view then says in a header,
 which is taken off here, under what the answer may be kept: for a caller's read, whether it is
 theirs and unfinished (kept under the stamp read before Django ran, so data changed after that
@@ -133,7 +136,12 @@ class KeptLayer:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["method"] != "GET" or settings.API_OWN_CACHE_MAX_BYTES <= 0:
             return await self.app(scope, receive, send)
-        found = {name: value for name, value in scope["headers"] if name in _READ}
+        found = {}
+        for name, value in scope["headers"]:
+            if name in _READ:
+                if name in found:  # Django reads a repeated header as one (its values joined): it answers
+                    return await self.app(scope, receive, send)
+                found[name] = value
         if b"cookie" in found:
             return await self.app(scope, receive, send)
         # what a body can depend on, then the encodings the client takes (a public answer's variant)

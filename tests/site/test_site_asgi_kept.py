@@ -154,6 +154,21 @@ def test_a_revoked_token_or_a_deactivated_user_is_refused_at_once(site, task, ow
     assert site.get(path, key)[0] == 401
 
 
+def test_a_request_with_two_authorization_headers_gets_djangos_refusal(site, task, owner, other):
+    """The WSGI bridge hands Django both values joined ("Token a,Token b"), a token it refuses: the
+    layer answers such a request neither from a kept answer nor by keeping one."""
+    path = f"/api/submissions/{make_done(task, owner).pk}"
+    owner_key, other_key = (services.api_token_create(user=u)[1] for u in (owner, other))
+    _json(site, owner_key, path)
+    assert site.get(path, owner_key)[0] == 200  # kept: the owner's answer is there to be sent
+    for first in (other_key, "lb_no-such-token", owner_key):
+        before = site.django_requests
+        status, headers, body = site.get(path, None, ((b"authorization", f"Token {first}".encode()),
+                                                      (b"authorization", f"Token {owner_key}".encode())))
+        assert site.django_requests == before + 1 and status == 401, (first, body)
+        assert json.loads(body)["code"] == "bad_token"
+
+
 def test_others_reads_refusals_and_sessions_go_to_django(site, task, owner, other, admin_user):
     mine = make_done(task, owner, speedup=1.4)  # ranked: public
     theirs_key = services.api_token_create(user=other)[1]
