@@ -24,9 +24,25 @@ def known_device_types(extra=()) -> list[str]:
     return sorted(found, key=lambda d: (d == "cpu", d))
 
 
+BIGGEST_ID = 2**63 - 1  # the largest id a database integer holds
+
+
 class TaskChoices(forms.ModelMultipleChoiceField):
     def label_from_instance(self, task):
         return f"{task.title} ({task.name})"
+
+    def _check_values(self, value):
+        # a number past the database's integers is no task: PostgreSQL finds no row for it, SQLite
+        # raises OverflowError while binding it (a 500), so it is refused here as any unknown task
+        for pk in value:
+            try:
+                number = int(str(pk))
+            except ValueError:
+                continue  # not a number: Django's own check refuses it
+            if not -BIGGEST_ID - 1 <= number <= BIGGEST_ID:
+                raise ValidationError(self.error_messages["invalid_choice"], code="invalid_choice",
+                                      params={"value": str(pk)[:30]})
+        return super()._check_values(value)
 
 
 class CompetitionForm(forms.ModelForm):
@@ -98,5 +114,5 @@ _NUMBER_ERRORS = {"invalid": _NUMBER, "min_value": _NUMBER, "max_value": _NUMBER
 
 
 class CompareForm(forms.Form):
-    a = forms.IntegerField(min_value=1, max_value=2**63 - 1, label="Submission", error_messages=_NUMBER_ERRORS)
-    b = forms.IntegerField(min_value=1, max_value=2**63 - 1, label="and submission", error_messages=_NUMBER_ERRORS)
+    a = forms.IntegerField(min_value=1, max_value=BIGGEST_ID, label="Submission", error_messages=_NUMBER_ERRORS)
+    b = forms.IntegerField(min_value=1, max_value=BIGGEST_ID, label="and submission", error_messages=_NUMBER_ERRORS)
