@@ -1,5 +1,5 @@
 """What every request meets: TRACE refused, HEAD answered under /api/, and the response headers
-every page gets.
+every page gets, and every API answer to a caller's token.
 
 TRACE under /api/ goes on to the API, which answers every method an address does not take with
 its own 405 naming the ones it does (leaderboard/api/errors.py).
@@ -9,6 +9,7 @@ The Content-Security-Policy comes from settings.CONTENT_SECURITY_POLICY (empty: 
 """
 from django.conf import settings
 from django.http import HttpResponseNotAllowed
+from django.utils.cache import patch_cache_control
 
 # TRACE echoes a request back (cross-site tracing); no page of the site has a use for it
 REFUSED_METHODS = {"TRACE"}
@@ -54,4 +55,21 @@ class ApiHeadMiddleware:
         else:
             response["Content-Length"] = str(len(response.content))
             response.content = b""
+        return response
+
+
+class ApiPrivateMiddleware:
+    """An API answer to a request with an Authorization header depends on the token (the caller's
+    own submissions, a code or report only they may read, the refusal of their token):
+    `Cache-Control: private`, so that no shared cache between a caller and the site keeps it for
+    someone else. Outermost, so that every answer gets it, the JSON errors too; the kept-answer
+    layer (leaderboard/asgi_kept.py) keeps the header with the answer."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if request.path.startswith("/api/") and "HTTP_AUTHORIZATION" in request.META:
+            patch_cache_control(response, private=True)
         return response

@@ -59,6 +59,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # an API answer to a token is the caller's: Cache-Control: private
+    "leaderboard.middleware.ApiPrivateMiddleware",
     "leaderboard.middleware.ApiHeadMiddleware",
     # every error answer under /api/ becomes JSON, whichever layer made it
     "leaderboard.errors.ApiErrorsMiddleware",

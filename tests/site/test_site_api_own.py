@@ -1,4 +1,5 @@
-"""The API lists one's own submissions, page by page, and hands out their reports."""
+"""The API lists one's own submissions, page by page, and hands out their reports; what it answers
+to a token is marked private for the caches in between."""
 import pytest
 
 from leaderboard import services
@@ -29,6 +30,20 @@ def test_it_lists_only_ones_own_submissions_newest_first_in_pages(client, task, 
         seen += [r["id"] for r in page["results"]]
         url = page["next"]
     assert seen == [s.pk for s in reversed(mine)]
+
+
+def test_answers_to_a_token_are_private_and_public_reads_are_not(client, task, owner):
+    key = services.api_token_create(user=owner)[1]
+    done = make_done(task, owner)
+    for path in ("/api/submissions", f"/api/submissions/{done.pk}", f"/api/submissions/{done.pk}/report",
+                 f"/api/submissions/{done.pk}/source", "/api/submissions/999999", "/api/tasks"):
+        for ask in (client.get, client.head):
+            r = ask(path, **auth(key))
+            assert "private" in r.get("Cache-Control", ""), (path, ask, r.status_code)
+    refused = client.get("/api/submissions", HTTP_AUTHORIZATION="Token lb_no-such-token")
+    assert refused.status_code == 401 and "private" in refused["Cache-Control"]
+    for path in ("/api/tasks", f"/api/submissions/{done.pk}"):  # the same for every visitor
+        assert "private" not in client.get(path).get("Cache-Control", "")
 
 
 @pytest.mark.parametrize("query, status, message", [

@@ -120,6 +120,7 @@ def test_a_repeat_is_answered_before_django_exactly_as_django_answered(site, tas
         assert site.django_requests == before + 1
         assert first[0] == 200 and "x-lb-keep" not in first[1]  # the view's word to the layer stays here
         assert first[1]["content-type"] == "application/json" and first[1]["x-frame-options"] == "DENY"
+        assert "private" in first[1]["cache-control"]  # the caller's: no shared cache keeps it
         again = site.get(path, key)
         assert site.django_requests == before + 1, "the repeat reached Django"
         assert again == first  # status, every header, body
