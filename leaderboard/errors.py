@@ -1,7 +1,9 @@
 """Error answers in the form their reader expects: under /api/ the API's one error shape
 (leaderboard/api/errors.py), for every answer, whichever layer made it; elsewhere the site's own
-page for a 405 (Django's views send it empty), and the CSRF failure in either form."""
+page for a 405 (Django's views send it empty) and for a form's body too large to read, and the
+CSRF failure in either form."""
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponseNotAllowed
 
 from leaderboard.api.errors import error_response, from_response
@@ -69,3 +71,26 @@ class NotAllowedPageMiddleware:
             allowed = [m.strip() for m in response["Allow"].split(",") if m.strip()]
             return not_allowed(request, allowed)
         return response
+
+
+class TooLargeFormMiddleware:
+    """A form's body over DATA_UPLOAD_MAX_MEMORY_SIZE (a 5 MB paste into the upload form) is read,
+    and refused with the site's 413, here: otherwise the CSRF check is the first to read it, and
+    Django logs the RequestDataTooBig raised there as an error with its whole traceback, for what
+    is the client's to fix. Answered here, it is logged as any 4xx is, in one warning line
+    ("Request Entity Too Large: /upload/"), as the API logs the same refusal. After
+    AuthenticationMiddleware: the upload form comes back with the limit to a logged-in user.
+    Under /api/ the API reads its own bodies (its views are exempt from the CSRF check)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.method == "POST" and not request.path.startswith(API_PREFIX):
+            try:
+                request.POST  # what the CSRF check reads next; parsed once, kept on the request
+            except RequestDataTooBig:
+                from leaderboard.web.views.errors import too_large
+
+                return too_large(request)
+        return self.get_response(request)

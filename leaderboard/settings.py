@@ -71,6 +71,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # a form's body too large to read: the site's 413, before the CSRF check's read of it logs a traceback
+    "leaderboard.errors.TooLargeFormMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "leaderboard.errors.NotAllowedPageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",

@@ -16,6 +16,8 @@ from leaderboard.routing import default_device_type
 from leaderboard.services.errors import NotAllowed, QueueFull, RateLimited
 from leaderboard.services.pipeline import submission_enqueue
 
+# the longest file name kept (Submission.filename's max_length); a longer one is refused, not cut
+FILENAME_MAX = 255
 # a new row's phase until a worker claims it (queue_reads says its place in line instead)
 QUEUED_PHASE = "waiting for a worker"
 
@@ -26,6 +28,9 @@ def _validate_source(raw: bytes | str, filename: str) -> str:
     `_check_fits_task`."""
     from evaluator import check_upload
 
+    if len(filename) > FILENAME_MAX:  # said before `.py`: a long name cut short would lose its ending
+        raise ValidationError(f"The file name is {len(filename):,} characters long; at most {FILENAME_MAX} are "
+                              "kept: give the file a shorter name.", code="name_too_long")
     if not filename.endswith(".py"):
         raise ValidationError("The file must be a Python file ending in .py.", code="not_py")
     try:
@@ -115,7 +120,7 @@ def submission_create(
         modes = ", ".join(repr(m) for m in Submission.Mode.values)
         raise ValidationError(f"Unknown mode {str(mode)[:20]!r}; use one of {modes}.", code="bad_mode")
     filename = _plain_text(filename or "submission.py", replace=True) or "submission.py"
-    filename = filename.replace("\\", "/").rsplit("/", 1)[-1][:255]
+    filename = filename.replace("\\", "/").rsplit("/", 1)[-1]
     text = _validate_source(source, filename)
     _check_fits_task(text, task)
     device_type = default_device_type()

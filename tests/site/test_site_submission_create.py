@@ -39,6 +39,8 @@ def test_it_accepts_bytes_and_a_task_name(task, owner, eval_queue, django_captur
     "source, filename, message",
     [
         (SOURCE, "kernel.txt", "ending in .py"),
+        (SOURCE, "k" * 253 + ".py", "The file name is 256 characters long; at most 255"),
+        (SOURCE, "dir/" + "k" * 300 + ".txt", "The file name is 304 characters long; at most 255"),
         ("x = 1\n" * 50_000, "k.py", "the limit is 262144 bytes"),
         (b"\xff\xfe def custom_kernel(x): pass", "k.py", "UTF-8"),
         ("def custom_kernel(x:\n", "k.py", "not valid Python"),
@@ -51,6 +53,12 @@ def test_it_rejects_bad_uploads_with_clear_messages(task, owner, eval_queue, sou
         services.submission_create(user=owner, task=task, source=source, filename=filename)
     assert message in " ".join(info.value.messages)
     assert not Submission.objects.exists()
+
+
+def test_a_name_of_255_characters_is_kept_whole(task, owner, eval_queue, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        sub = services.submission_create(user=owner, task=task, source=SOURCE, filename="d/" + "k" * 252 + ".py")
+    assert sub.filename == "k" * 252 + ".py"
 
 
 def test_it_rejects_unknown_tasks_and_modes(task, owner, eval_queue):

@@ -1,4 +1,6 @@
 """The site's own error pages with DEBUG off, and JSON for every error under /api/."""
+import logging
+
 import pytest
 from django.test import Client
 from django.urls import path
@@ -94,6 +96,31 @@ def test_a_paste_too_large_to_read_gets_the_upload_form_with_the_limit(client, s
     html = r.content.decode()
     assert r.status_code == 413 and 'id="refusal"' in html and "262,144 bytes" in html
     assert 'name="code"' in html and "RequestDataTooBig" not in html and "Traceback" not in html
+
+
+def _logged(caplog) -> list[tuple]:
+    return [(r.name, r.levelname, r.getMessage(), bool(r.exc_info)) for r in caplog.records]
+
+
+@pytest.mark.parametrize("path", ["/upload/", "/accounts/login/"])
+def test_a_body_too_large_to_read_is_logged_in_one_line_as_the_api_logs_it(client, settings, owner, task,
+                                                                         caplog, path):
+    """The client's to fix, not the site's: one warning line with the status, no traceback."""
+    from leaderboard import services
+
+    settings.DEBUG = False
+    _, key = services.api_token_create(user=owner, name="t")
+    api = Client(raise_request_exception=False, headers={"Authorization": f"Token {key}"})
+    client.force_login(owner)
+    client.raise_request_exception = False
+    paste = {"task": "softmax", "mode": "test", "code": "x" * (5 * 1024 * 1024)}
+    with caplog.at_level(logging.INFO):
+        assert api.post("/api/submissions", {**paste, "source": paste["code"]}).status_code == 413
+        [(logger, level, line, traceback)] = _logged(caplog)
+        caplog.clear()
+        assert client.post(path, paste).status_code == 413
+    assert _logged(caplog) == [(logger, level, line.replace("/api/submissions", path), False)]
+    assert not traceback and level == "WARNING"
 
 
 def test_a_body_too_large_elsewhere_gets_the_413_page(client, settings, owner):
