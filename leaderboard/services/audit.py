@@ -13,6 +13,9 @@ from leaderboard.routing import default_device_type
 from leaderboard.services.errors import NotAllowed
 from leaderboard.services.pipeline import submission_enqueue
 
+# the reason a disqualification adds, before the admin's own words (the API and the CLI show it)
+DISQUALIFIED_PREFIX = "Disqualified by an admin: "
+
 
 def _audit(*, action: str, actor, reason: str, submission: Submission | None = None, target_user=None):
     return AuditEntry.objects.create(
@@ -55,7 +58,7 @@ def submission_disqualify(*, submission: Submission, actor, reason: str) -> Subm
             raise NotAllowed(f"#{submission.pk} is already disqualified.")
         submission.verdict = Submission.Verdict.REJECTED
         submission.hidden = True
-        submission.reasons = [*submission.reasons, f"Disqualified by an admin: {reason}"]
+        submission.reasons = [*submission.reasons, DISQUALIFIED_PREFIX + reason]
         submission.reason_codes = [*submission.reason_codes, "disqualified"]
         submission.save(update_fields=["verdict", "hidden", "reasons", "reason_codes"])
         _audit(action=AuditEntry.Action.DISQUALIFY, actor=actor, reason=reason, submission=submission)

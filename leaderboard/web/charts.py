@@ -178,19 +178,21 @@ def _candidate_ms(entry, shape: dict):
     return None
 
 
-SIDES = (("candidate", "your kernel"), ("eager", "eager PyTorch"), ("compile", "torch.compile"))
+# the candidate's side is named by the page: "your kernel" to its owner, "this kernel" to anyone else
+SIDES = (("eager", "eager PyTorch"), ("compile", "torch.compile"))
 # the floor's line over a shape's bars: dark against all three bars' colours
 FLOOR_COLOR = "#111"
 
 
-def result_times(rows: list[dict]) -> str:
-    """One result's median time per benchmark shape for the kernel, eager and torch.compile, each
-    with its p10-p90 band as an error bar, and the shape's roofline floor. `rows` are
-    selectors.shape_rows rows with `shape` already a label."""
+def result_times(rows: list[dict], *, kernel: str = "this kernel") -> str:
+    """One result's median time per benchmark shape for the kernel (its legend `kernel`; the words
+    that fit whoever reads it, so none that assume the owner unless told), eager and
+    torch.compile, each with its p10-p90 band as an error bar, and the shape's roofline floor.
+    `rows` are selectors.shape_rows rows with `shape` already a label."""
     labels = [r["shape"] for r in rows]
     fig = go.Figure()
     values = []
-    for side, name in SIDES:
+    for side, name in (("candidate", kernel), *SIDES):
         ys = [r.get(f"{side}_ms") for r in rows]
         # the bands count for the axis too, so that a p90 stays inside it
         values += ys + [r.get(f"{side}_p10_ms") for r in rows] + [r.get(f"{side}_p90_ms") for r in rows]

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from evaluator import status_word, verdict_for, verdict_word
 from leaderboard.models import Submission
+from leaderboard.services.audit import DISQUALIFIED_PREFIX
 from leaderboard.services.submissions import QUEUED_PHASE
 from leaderboard.templatetags.numbers import significant
 
@@ -69,11 +70,14 @@ def is_tryout(device_type: str) -> bool:
 
 def reasons(submission: Submission) -> list[dict]:
     codes = list(submission.reason_codes or [])
-    return [
-        {"text": text, "code": codes[i] if i < len(codes) else "",
-         "words": reason_words(codes[i] if i < len(codes) else "", submission)}
-        for i, text in enumerate(submission.reasons or [])
-    ]
+    out = []
+    for i, text in enumerate(submission.reasons or []):
+        code = codes[i] if i < len(codes) else ""
+        words = reason_words(code, submission)
+        if words and text.startswith(words.rstrip(".")):  # the text says it already ("Disqualified by an admin: ...")
+            words = ""
+        out.append({"text": text, "code": code, "words": words})
+    return out
 
 
 def reason_words(code: str, submission: Submission) -> str:
@@ -120,7 +124,11 @@ def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
         return {"tone": "bad", "title": f"{status_word(s.status)}: the evaluation could not run",
                 "why": "An infrastructure problem, not your code; an admin can re-run it."}
     if s.hidden:
-        return {"tone": "bad", "title": word, "why": (s.reasons or ["by an admin"])[-1]}
+        # the reasons below say "Disqualified by an admin: <why>"; the box says the why alone
+        last = (s.reasons or [""])[-1]
+        why = last.removeprefix(DISQUALIFIED_PREFIX) if last.startswith(DISQUALIFIED_PREFIX) else ""
+        return {"tone": "bad", "title": word,
+                "why": f"An admin took it off every leaderboard{': ' + why if why else '.'}"}
     if s.verdict == Submission.Verdict.REJECTED:
         # the reason that rejected it, not an audit hint the scan wrote before it (imports ctypes)
         deciding = next((text for code, text in zip(s.reason_codes or [], s.reasons or [])

@@ -22,16 +22,23 @@ def flagged(task, user, *, days_ago=0, codes=("too_fast_vs_compile",), reasons=(
     return sub
 
 
-def test_the_console_is_for_staff_only(client, task, owner):
+def test_the_console_is_for_staff_only(client, settings, task, owner):
+    """A visitor who is not logged in is sent to the site's login page (not the admin's), and
+    back after it; a logged-in user who is not staff gets the site's 403 page."""
+    settings.DEBUG = False
     sub = flagged(task, owner)
     for name, args in (("audit_queue", []), ("audit_item", [sub.pk])):
-        assert client.get(reverse(name, args=args)).status_code == 302
+        url = reverse(name, args=args)
+        r = client.get(url)
+        assert r.status_code == 302 and r["Location"] == f"{reverse('login')}?next={url}"
         client.force_login(owner)
-        r = client.get(reverse(name, args=args))
-        assert r.status_code == 302 and "/admin/login/" in r["Location"]
+        r = client.get(url)
+        assert r.status_code == 403 and 'id="forbidden"' in r.content.decode()
         client.logout()
+    r = client.post(reverse("audit_decide", args=[sub.pk]), {"action": "approve", "reason": "mine"})
+    assert r.status_code == 302 and r["Location"].startswith(reverse("login"))
     client.force_login(owner)
-    client.post(reverse("audit_decide", args=[sub.pk]), {"action": "approve", "reason": "mine"})
+    assert client.post(reverse("audit_decide", args=[sub.pk]), {"action": "approve", "reason": "mine"}).status_code == 403
     sub.refresh_from_db()
     assert sub.verdict == "flagged"
 

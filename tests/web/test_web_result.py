@@ -234,3 +234,39 @@ def test_a_flagged_test_run_awaits_no_review(client, task, owner):
     tone, title, why = box(page(client, owner, sub))
     assert tone == "warn" and title == "Flagged (test run): never ranked" and "An admin will look" not in why
     assert "awaiting review" not in client.get(reverse("profile")).content.decode()
+
+
+def _sides_and_columns(html):
+    fig = json.loads(re.search(r'<script id="chart-result-data" type="application/json">(.*?)</script>',
+                               html, re.S).group(1))
+    header = re.search(r'<table id="shapes">\s*<thead>(.*?)</thead>', html, re.S).group(1)
+    label = re.search(r'id="chart-result" role="img" aria-label="([^"]*)"', html).group(1)
+    return fig["data"][0]["name"], re.findall(r"<th[^>]*>(.*?)</th>", header)[1], label
+
+
+def test_only_the_owner_reads_your_kernel_on_a_public_entry(client, task, owner, other, staff):
+    sub = make_done(task, owner, speedup=1.1)  # a ranked entry: public
+    assert _sides_and_columns(page(client, owner, sub)) == (
+        "your kernel", "Yours", "Time per benchmark shape: your kernel, eager, torch.compile and the roofline floor")
+    for viewer in (other, staff):
+        html = page(client, viewer, sub)
+        assert _sides_and_columns(html) == (
+            "this kernel", "Kernel", "Time per benchmark shape: this kernel, eager, torch.compile and the roofline floor")
+        assert "your kernel" not in html and ">Yours<" not in html
+    client.logout()
+    html = client.get(reverse("submission_detail", args=[sub.pk])).content.decode()
+    assert _sides_and_columns(html)[:2] == ("this kernel", "Kernel") and "your kernel" not in html
+    # the live part the page polls says the same
+    assert "your kernel" not in client.get(reverse("submission_status", args=[sub.pk])).content.decode()
+    assert "your kernel" in page(client, owner, sub, "submission_status")
+
+
+def test_a_disqualification_is_said_once_on_each_page(client, task, owner, staff):
+    sub = make_done(task, owner, speedup=1.3)
+    services.submission_disqualify(submission=sub, actor=staff, reason="copied")
+    for viewer, name in ((owner, "submission_detail"), (staff, "submission_detail"), (staff, "audit_item")):
+        html = page(client, viewer, sub, name)
+        assert html.count("Disqualified by an admin") == 1, (viewer, name)
+        assert "copied" in re.search(r'<ul class="reasons" id="[\w-]+">(.*?)</ul>', html, re.S).group(1)
+    tone, title, why = box(page(client, owner, sub))
+    assert (tone, title) == ("bad", "Disqualified") and "copied" in why

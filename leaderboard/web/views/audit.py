@@ -3,7 +3,6 @@ The Django admin stays for raw data."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
@@ -16,6 +15,7 @@ from leaderboard.web import result as words
 from leaderboard.web.diff import submissions_diff
 from leaderboard.web.forms import AuditDecisionForm
 from leaderboard.web.present import device_label, highlight_python, shape_label
+from leaderboard.web.staff import staff_only
 
 DECISIONS = {
     "approve": services.submission_approve,
@@ -24,7 +24,7 @@ DECISIONS = {
 }
 
 
-@staff_member_required
+@staff_only
 def queue(request):
     reason = request.GET.get("reason", "")
     now = timezone.now()
@@ -48,7 +48,7 @@ def queue(request):
     })
 
 
-@staff_member_required
+@staff_only
 def item(request, pk: int):
     submission = Submission.objects.select_related("task", "user", "approved_by").filter(pk=pk).first()
     if submission is None:
@@ -93,7 +93,7 @@ DONE = {"approve": "approved: it ranks", "disqualify": "disqualified: hidden fro
         "rerun": "queued for a new evaluation"}
 
 
-@staff_member_required
+@staff_only
 @require_POST
 def decide(request, pk: int):
     return staff_decision(request, pk, AuditDecisionForm, DECISIONS, DONE)

@@ -36,13 +36,18 @@ def _result_context(request, submission: Submission) -> dict:
     band = max((row["band_pct"] for row in shapes if row["band_pct"] is not None), default=None)
     code_visible = selectors.code_visible(submission=submission, user=request.user)
     logs = submission.logs or "" if code_visible else ""
-    figure = json_script_raw(charts.result_times(shapes), "chart-result-data") if shapes else ""
+    # "your kernel" and "Yours" only to its owner: a public entry is read by anyone
+    is_owner = request.user.is_authenticated and request.user.pk == submission.user_id
+    kernel = "your kernel" if is_owner else "this kernel"
+    figure = json_script_raw(charts.result_times(shapes, kernel=kernel), "chart-result-data") if shapes else ""
     live = queue_reads.live(submission=submission)  # place in line, typical duration; {} when finished
     verdict = words.verdict(submission, noisy=noisy, device_name=device_name)
     if live.get("phase") and live["phase"] != QUEUED_PHASE:  # the title says that one already
         verdict["why"] = live["phase"]
     return {
         "submission": submission,
+        "is_owner": is_owner,
+        "kernel": kernel,
         "finished": submission.is_finished,
         "verdict": verdict,
         "live": live,
@@ -104,7 +109,6 @@ def submission_detail(request, pk: int):
     if context["code_visible"]:
         context["code_html"] = highlight_python(submission.source)
     context["code_open_reason"] = selectors.code_open_reason(submission=submission)
-    context["is_owner"] = request.user.is_authenticated and request.user.pk == submission.user_id
     context["competitions"] = competitions_for_submission(submission=submission)
     if submission.can_view(request.user):
         context["audit_entries"] = selectors.audit_for_submission(submission=submission)
