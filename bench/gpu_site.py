@@ -14,7 +14,8 @@ device tool; its state lives in STATE = /tmp/gpu-site):
             `python3 -m evaluator run` right after it: upload-to-verdict and the two speedups
   modes     examples/softmax.py in test and profile mode through the API
   cheats    eight cheats of tests/exploits, each verdict against the one the suite expects
-  queue     QUEUE_N (12) ranked uploads of the examples from the three users at once, then collect;
+  queue     QUEUE_N (12) ranked uploads of the examples (or QUEUE_TASKS, in that order) from the three
+            users at once, then collect;
             with KILL_IN_QUEUE=1 the worker is killed (as in `kill`) during the first one
   collect   each queued upload once it has finished: its verdict, upload-to-verdict, the site's
             timeline (queued, started, finished, attempts, worker) and the judge's phases; waits
@@ -291,11 +292,13 @@ def queue(out: Path) -> None:
     """QUEUE_N ranked uploads (default 12) of the five examples from the three users, all sent at
     once (the stack runs with EVAL_MAX_ACTIVE_PER_USER=4), then `collect`."""
     tokens = json.loads((STATE / "tokens.json").read_text())
-    n = int(os.environ.get("QUEUE_N", "12"))
+    # QUEUE_TASKS: the tasks in the order sent (the spread: one example several times)
+    order = os.environ.get("QUEUE_TASKS", "").split() or [TASKS[k % len(TASKS)]
+                                                          for k in range(int(os.environ.get("QUEUE_N", "12")))]
     names = sorted(tokens)
     sent = []
-    for k in range(n):
-        user, task = names[k % len(names)], TASKS[k % len(TASKS)]
+    for k, task in enumerate(order):
+        user = names[k % len(names)]
         pk, t = upload(tokens[user], task, "ranked", ROOT / "examples" / f"{task}.py")
         sent.append({"user": user, "task": task, "id": pk, "sent_at": t})
     (STATE / "queue.json").write_text(json.dumps(sent))

@@ -25,7 +25,7 @@ def run(ev) -> None:
     ev.profiled = (shape, out.numel())
     ev.send({"op": "release"})
     ev.expect("released", time.monotonic() + calls.CALL_LIMIT_S)
-    ev.check_threads("during the correctness calls")
+    ev.check_threads("during the correctness calls", "correctness")
     ev.report["phases"]["correctness_s"] = time.monotonic() - t
 
 
@@ -60,4 +60,4 @@ def recheck(ev) -> None:
                     ev.probe.confirm()
         finally:
             ev.runner.cont()
-    ev.check_threads("after timing")
+    ev.check_threads("after timing", "after")

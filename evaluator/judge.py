@@ -201,10 +201,15 @@ class Evaluation:
     def short_of_time(self) -> bool:
         return self.deadline - time.monotonic() < 0.25 * self.time_limit_s
 
-    def check_threads(self, when: str) -> None:
+    def check_threads(self, when: str, key: str) -> None:
+        """Flags `extra_threads` when the runner has more threads than before the import; the
+        count goes into the report's readings under `threads_<key>` (the largest seen there)."""
+        names = self.runner.thread_names()
+        readings = self.report["readings"]
+        readings["threads_base"] = self.threads_base
+        readings[f"threads_{key}"] = max(len(names), readings.get(f"threads_{key}", 0))
         if any(c == "extra_threads" for c, _ in self.codes):
             return
-        names = self.runner.thread_names()
         if len(names) > self.threads_base:
             # names the submission may set itself: for the admin reading the flag, not for the verdict
             new = sorted((Counter(names) - Counter(self.thread_names_base)).elements())

@@ -91,6 +91,12 @@ def empty(*, task: str, mode: str, device: str) -> dict:
         # ranked on the GPU with NVML: the GPU's clocks, temperature and power before and after
         # the timing phase (gpustate.py); older reports lack it
         "gpu_state": None,
+        # the judge's readings behind its GPU-only rules, for the operator and the replay tests
+        # (tests/data/gpu_records): the runner's thread counts (threads_base, then the largest
+        # count after the import, during correctness, during timing, after timing) and the busy
+        # probe after the re-check (timing.Probe: probe_reference_ms, probe_stopped_ms,
+        # probe_confirmed_ms, probe_slowdown); older reports lack it
+        "readings": {},
     }
 
 
@@ -206,6 +212,7 @@ def validate(obj) -> dict:
     out["sanitizer"] = [_sanitizer_row(r) for r in _list(obj.get("sanitizer", []), "sanitizer", 4)]
     out["profile"] = _profile(obj.get("profile"), out["mode"])
     out["gpu_state"] = _gpu_state(obj.get("gpu_state"), out["device"])
+    out["readings"] = _flat(obj.get("readings", {}), "readings")
     return out
 
 

@@ -157,7 +157,7 @@ def start(ev) -> None:
     # the runner starts while the judge compiles: count only the time spent waiting for it
     ev.report["phases"]["startup_s"] = time.monotonic() - t
     ev.report["isolation"] = isolation_report(ev.runner, hello)
-    ev.check_threads("after the submission was imported")
+    ev.check_threads("after the submission was imported", "import")
 
 
 def isolation_report(runner, hello: dict) -> dict:

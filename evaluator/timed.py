@@ -159,7 +159,7 @@ class Phase:
             for side in round_order(r, ev.device):
                 got[side].append(run(side, calls[side]))
                 rounds[side].append(r)
-            ev.check_threads("during timing")
+            ev.check_threads("during timing", "timing")
             stable = all(timing.rel_se_of_median([t.window_ms for t in got[s]]) <= target for s in SIDES)
             over = time.monotonic() - started > budget / len(ev.bench_shapes) or ev.short_of_time()
             if stop_rounds(r + 1, stable=stable, over=over, min_rounds=min_rounds):

@@ -184,6 +184,15 @@ class Probe:
             text += f", {median(self.confirmed):.3g} ms when confirmed after a {PROBE_PAUSE_S:g} s pause"
         return text
 
+    def readings(self) -> dict:
+        """The numbers behind `slowdown`, for the report's readings (ms, rounded to 4 places)."""
+        out = {"probe_reference_ms": round(self.reference, 4), "probe_slowdown": round(self.slowdown(), 4)}
+        if self.samples:
+            out["probe_stopped_ms"] = round(median(self.samples), 4)
+        if self.confirmed:
+            out["probe_confirmed_ms"] = round(median(self.confirmed), 4)
+        return out
+
     def _ratio(self, samples: list[float]) -> float:
         if not samples or not self.reference > 0:
             return 1.0

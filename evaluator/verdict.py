@@ -29,6 +29,8 @@ def stats(ev) -> None:
                                                    f"not the submission's own kernels ({ran} ran): "
                                                    + "; ".join(library[:4])))
     slowdown = ev.probe.slowdown() if ev.probe else 1.0
+    if ev.probe:
+        ev.report["readings"].update(ev.probe.readings())
     if slowdown > timing.PROBE_SLOWDOWN:
         ev.codes.append(("extra_threads", f"the {ev.device} was busy while the runner was "
                                           f"stopped: a fixed probe ran {slowdown:.1f}x slower than "
