@@ -299,9 +299,16 @@ def queue(out: Path) -> None:
     sent = []
     for k, task in enumerate(order):
         user = names[k % len(names)]
-        pk, t = upload(tokens[user], task, "ranked", ROOT / "examples" / f"{task}.py")
+        while True:  # a user at the site's per-user limit sends when one of theirs has finished
+            try:
+                pk, t = upload(tokens[user], task, "ranked", ROOT / "examples" / f"{task}.py")
+                break
+            except AssertionError as e:
+                if "queue_full" not in str(e) or time.monotonic() > DEADLINE:
+                    raise
+                time.sleep(2)
         sent.append({"user": user, "task": task, "id": pk, "sent_at": t})
-    (STATE / "queue.json").write_text(json.dumps(sent))
+        (STATE / "queue.json").write_text(json.dumps(sent))
     record(out, stage="queue", sent=sent)
     if os.environ.get("KILL_IN_QUEUE") == "1":  # the kill case on the queue's first evaluation
         _kill_during(out, tokens[sent[0]["user"]], sent[0]["id"])

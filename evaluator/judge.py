@@ -15,7 +15,7 @@ import time
 from collections import Counter
 
 from . import (affinity, baseline_compile, baseline_keep, batch, calls, channel, checks, correctness, gpustate,
-               progress, report, sanitize, scan, startup, timed, upload, verdict, workdir)
+               progress, readings, report, sanitize, scan, startup, timed, upload, verdict, workdir)
 from .checks import Failure
 
 
@@ -205,12 +205,12 @@ class Evaluation:
         """Flags `extra_threads` when the runner has more threads than before the import; the
         count goes into the report's readings under `threads_<key>` (the largest seen there)."""
         names = self.runner.thread_names()
-        readings = self.report["readings"]
-        readings["threads_base"] = self.threads_base
-        readings[f"threads_{key}"] = max(len(names), readings.get(f"threads_{key}", 0))
+        seen = self.report["readings"]
+        seen["threads_base"] = self.threads_base
+        seen[f"threads_{key}"] = max(len(names), seen.get(f"threads_{key}", 0))
         if any(c == "extra_threads" for c, _ in self.codes):
             return
-        if len(names) > self.threads_base:
+        if key in readings.threads_over_base(seen):
             # names the submission may set itself: for the admin reading the flag, not for the verdict
             new = sorted((Counter(names) - Counter(self.thread_names_base)).elements())
             named = f" (new by name: {', '.join(new[:8])})" if new else ""

@@ -14,6 +14,8 @@ import time
 
 import torch
 
+from .readings import PROBE_SLOWDOWN  # the bound lives with the rule over the readings
+
 # CPU "ceilings": deliberately above any CPU, so the floor only catches impossible times
 CPU_BANDWIDTH = 1e12
 CPU_PEAK_FLOPS = 1e13
@@ -127,7 +129,6 @@ def _best_ms(fn, reps: int) -> float:
 
 # ---- the busy probe: is something else using the device while the runner is stopped? ------------
 
-PROBE_SLOWDOWN = 1.5  # the probe while the runner is stopped vs before it started
 PROBE_PAUSE_S = 0.5  # before a slow reading is confirmed
 
 

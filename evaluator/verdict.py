@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import time
 
-from . import calls, checks, opcount, report, timing
+from . import calls, checks, opcount, readings, report, timing
 
 
 def stats(ev) -> None:
@@ -31,7 +31,7 @@ def stats(ev) -> None:
     slowdown = ev.probe.slowdown() if ev.probe else 1.0
     if ev.probe:
         ev.report["readings"].update(ev.probe.readings())
-    if slowdown > timing.PROBE_SLOWDOWN:
+    if readings.busy_after_recheck(ev.report["readings"]):
         ev.codes.append(("extra_threads", f"the {ev.device} was busy while the runner was "
                                           f"stopped: a fixed probe ran {slowdown:.1f}x slower than "
                                           f"before the run (work left running in the background; "
