@@ -88,8 +88,12 @@ def test_standings_late_uploads_freeze_removal_and_export(client, task, owner, o
 
 def test_staff_create_a_competition_in_the_console(client, task, owner, staff, at):
     url = reverse("console_competition_create")
+    for console in (reverse("console_competitions"), url):  # the site's own door, as the rest of /audit/
+        anonymous = client.get(console)
+        assert anonymous.status_code == 302
+        assert anonymous["Location"] == f"{reverse('login')}?next={console}"
     client.force_login(owner)
-    assert "/admin/login/" in client.get(url)["Location"]
+    assert client.get(url).status_code == 403  # logged in, not staff: logging in again would not help
     client.force_login(staff)
     assert client.get(url).status_code == 200
     bad = client.post(url, {"slug": "r", "title": "R", "device_types": ["cpu"],

@@ -3,7 +3,6 @@ submission's code. The Django admin offers the same competition form."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
@@ -13,10 +12,11 @@ from leaderboard import competition_reads as reads
 from leaderboard import opencode
 from leaderboard.models import Competition
 from leaderboard.web.competition_forms import CodeDecisionForm, CompetitionForm
+from leaderboard.web.staff import staff_only
 from leaderboard.web.views.audit import staff_decision
 
 
-@staff_member_required
+@staff_only
 def competition_list(request):
     items = reads.competition_list()
     return render(request, "web/console_competitions.html", {"competitions": items})
@@ -39,14 +39,14 @@ def _save(request, form, competition=None):
     return redirect("competition_detail", slug=saved.slug)
 
 
-@staff_member_required
+@staff_only
 def competition_create(request):
     if request.method == "POST":
         return _save(request, CompetitionForm(request.POST))
     return _form_page(request, CompetitionForm())
 
 
-@staff_member_required
+@staff_only
 def competition_edit(request, slug: str):
     competition = Competition.objects.filter(slug=slug).first()
     if competition is None:
@@ -61,7 +61,7 @@ DONE = {"withhold": "its code is withheld: only its owner and staff can read it"
         "release": "its code is no longer withheld"}
 
 
-@staff_member_required
+@staff_only
 @require_POST
 def code_decide(request, pk: int):
     return staff_decision(request, pk, CodeDecisionForm, DECISIONS, DONE)
