@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Start or stop the real services the test suite uses: PostgreSQL, Redis and a Docker engine.
-# Usage: scripts/services.sh start|stop|env
+# Usage: scripts/services.sh start|stop [pg|redis|docker ...]   (all three unless named)
+#        scripts/services.sh env
 # Installs missing Debian packages when run as root; otherwise says what to install and fails.
-# Everything lives under var/services/ so that nothing touches a system-wide instance.
+# Everything lives under var/services/ so that nothing touches a system-wide instance, except
+# PostgreSQL's data in a checkout its user cannot enter (start_pg): a private directory of that
+# user's under /var/tmp, named in var/services/pg-elsewhere and removed by `stop`.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SVC="$ROOT/var/services"
@@ -36,11 +39,32 @@ need_packages() {
 
 pg_bin() { ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1; }
 
+# the data directory start_pg uses: var/services/pg when PostgreSQL's user can reach it. As root
+# in a checkout under a directory other users cannot enter (root's 0700 home), it cannot, so the
+# data goes to a fresh directory under /var/tmp that only that user can enter, and
+# var/services/pg-elsewhere names it for `stop`, which stops the server there and removes it.
+PG_ELSEWHERE="$SVC/pg-elsewhere"
+elsewhere_ok() { [[ "$1" =~ ^/var/tmp/leaderboard-test-pg\.[A-Za-z0-9]{8}$ ]]; }
+choose_pg_data() {  # sets PG_DATA
+    if [ -f "$PG_ELSEWHERE" ]; then
+        PG_DATA="$(cat "$PG_ELSEWHERE")"
+        if elsewhere_ok "$PG_DATA" && [ -d "$PG_DATA" ] && [ ! -L "$PG_DATA" ]; then return; fi
+        rm -f "$PG_ELSEWHERE"
+    fi
+    PG_DATA="$SVC/pg"
+    if as_pg test -x "$SVC"; then return; fi
+    PG_DATA="$(mktemp -d /var/tmp/leaderboard-test-pg.XXXXXXXX)"
+    echo "$PG_DATA" >"$PG_ELSEWHERE"
+    if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$PG_DATA"; fi
+    echo "PostgreSQL's user cannot enter $SVC: its data is in $PG_DATA until 'scripts/services.sh stop'" >&2
+}
+
 start_pg() {
     # a server already answering on the port (another checkout's) is used as it is
     if "$(pg_bin)/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"; then return; fi
     local bin; bin="$(pg_bin)"
-    local data="$SVC/pg"
+    choose_pg_data
+    local data="$PG_DATA"
     if [ ! -f "$data/PG_VERSION" ]; then
         mkdir -p "$data"; chown postgres:postgres "$data" 2>/dev/null || true
         as_pg "$bin/initdb" -D "$data" -A trust -U postgres >/dev/null
@@ -50,8 +74,29 @@ start_pg() {
             -o "-p $PG_PORT -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >/dev/null
     fi
 }
-stop_pg() { [ -d "$SVC/pg" ] && as_pg "$(pg_bin)/pg_ctl" -D "$SVC/pg" -m fast stop >/dev/null 2>&1 || true; }
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+stop_pg_in() {  # DATA: its server stopped, however it was left (a fast stop, else immediate, else killed)
+    local bin; bin="$(pg_bin 2>/dev/null)" || bin=/nonexistent
+    as_pg "$bin/pg_ctl" -D "$1" -m fast stop >/dev/null 2>&1 && return
+    as_pg "$bin/pg_ctl" -D "$1" -m immediate stop >/dev/null 2>&1 && return
+    local pid; pid="$(head -1 "$1/postmaster.pid" 2>/dev/null)" || return 0
+    if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; then
+        kill -KILL "$pid" 2>/dev/null || true
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    fi
+}
+stop_pg() {
+    if [ -d "$SVC/pg" ]; then stop_pg_in "$SVC/pg"; fi
+    if [ -f "$PG_ELSEWHERE" ]; then
+        local dir; dir="$(cat "$PG_ELSEWHERE")"
+        if elsewhere_ok "$dir" && [ -d "$dir" ] && [ ! -L "$dir" ]; then
+            stop_pg_in "$dir"
+            rm -rf -- "$dir"
+        fi
+        rm -f "$PG_ELSEWHERE"
+    fi
+}
+# as root, PostgreSQL's own user, from / (a checkout it cannot enter is no working directory)
+as_pg() { if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi; }
 
 start_redis() {
     if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
@@ -86,9 +131,24 @@ print_env() {
     echo "export REDIS_URL=redis://127.0.0.1:$REDIS_PORT/$REDIS_DB"
 }
 
-case "${1:-}" in
-    start) need_packages; start_pg; start_redis; start_docker; print_env ;;
-    stop) stop_redis; stop_pg; stop_docker ;;
+action="${1:-}"
+services=("${@:2}")
+if [ ${#services[@]} = 0 ]; then services=(pg redis docker); fi
+for name in "${services[@]}"; do
+    case "$name" in pg|redis|docker) ;; *) echo "unknown service: $name (pg, redis or docker)" >&2; exit 2 ;; esac
+done
+wanted() { [[ " ${services[*]} " == *" $1 "* ]]; }
+case "$action" in
+    start)
+        need_packages
+        if wanted pg; then start_pg; fi
+        if wanted redis; then start_redis; fi
+        if wanted docker; then start_docker; fi
+        print_env ;;
+    stop)
+        if wanted redis; then stop_redis; fi
+        if wanted pg; then stop_pg; fi
+        if wanted docker; then stop_docker; fi ;;
     env) print_env ;;
-    *) echo "usage: $0 start|stop|env" >&2; exit 2 ;;
+    *) echo "usage: $0 start|stop [pg|redis|docker ...] | env" >&2; exit 2 ;;
 esac
