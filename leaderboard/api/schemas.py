@@ -119,6 +119,7 @@ class SubmissionOut(Out):
     profile: Optional[dict[str, Any]] = Field(None, description="Profile mode (owner and staff).")
     profile_file: Optional[Link] = None
     # the detail's
+    yours: Optional[bool] = Field(None, description="Whether the caller uploaded it (staff reading another's: false).")
     code_open: Optional[bool] = None
     code_open_reason: Optional[str] = None
     source: Optional[Link] = Field(None, description="The code's address where the caller may read it, else null.")

@@ -244,6 +244,8 @@ def _detail(request, submission_id: int) -> tuple[dict, Submission]:
     data = submission_json(request, sub)
     if not own:
         data = {k: v for k, v in data.items() if k in PUBLIC_FIELDS + (("logs",) if reason else ())}
+    # the caller's own: what lets a client say "yours" only to its owner, as the result page does
+    data["yours"] = request.user.is_authenticated and sub.user_id == request.user.pk
     data["code_open"] = bool(reason)
     data["code_open_reason"] = reason
     data["source"] = (link(request, "api:submission-source", sub.pk)

@@ -150,6 +150,22 @@ def test_show_prints_the_verdict_reasons_and_per_shape_times(live_server, task, 
     assert f"/submissions/{sub.pk}/" in out
 
 
+def test_show_says_yours_only_to_the_owner(live_server, task, owner, other, key):
+    """A public entry is read by anyone: its kernel's column is "yours" to its owner only, as on its page."""
+    entry = make_done(task, owner, device_type=H200)
+
+    def header(out):
+        return next(line for line in out.splitlines() if line.startswith("shape")).split()[1:3]
+
+    url = ("--url", live_server.url)
+    code, out, _ = cli("show", entry.pk, *url, token=key)
+    assert code == 0 and header(out) == ["yours", "ms"]
+    code, out, _ = cli("show", entry.pk, *url)  # no token
+    assert code == 0 and header(out) == ["kernel", "ms"]
+    code, out, _ = cli("show", entry.pk, *url, token=services.api_token_create(user=other)[1])
+    assert code == 0 and header(out) == ["kernel", "ms"] and "yours" not in out
+
+
 def test_show_on_a_cpu_says_it_is_a_try_out(live_server, task, owner, key):
     sub = make_done(task, owner, device_type="cpu", speedup=0.0013444, candidate_ms=357.123)
     code, out, _ = cli("show", sub.pk, "--url", live_server.url, token=key)
