@@ -10,10 +10,10 @@ hop per middleware, and served a cached task page at a quarter of the rate or le
 (docs/bench/site-load.md, "The web server").
 
 Kept answers (a caller's own API reads, a visitor's pages, the public API reads) are sent before
-Django while they still hold (leaderboard/asgi_kept.py). A body Django refuses unread (413) is
-read to its end before the answer goes out (leaderboard/asgi_body.py), so that the client reads
-the site's page instead of a reset; a body sent without a length (chunked) is read whole and
-handed to Django with its length, which the WSGI bridge needs (the same module).
+Django while they still hold (leaderboard/asgi_kept.py). Every body is read whole in the event
+loop, within a deadline and its route's limit, before the request takes a thread
+(leaderboard/asgi_body.py): a client that sends slowly holds a coroutine, not one of Django's
+threads.
 
 The client's address is the connection's: uvicorn runs with --no-proxy-headers (scripts/web.sh),
 since its default takes X-Forwarded-For from any client on 127.0.0.1, and so from anyone who can
@@ -40,11 +40,11 @@ if os.environ.get("SERVE_STATIC") == "1":
 
     django_application = StaticFilesHandler(django_application)
 
-from leaderboard.asgi_body import DrainBody, SizedBody  # noqa: E402 - after Django's set-up
+from leaderboard.asgi_body import DrainBody, ReadBody  # noqa: E402 - after Django's set-up
 from leaderboard.asgi_kept import KeptLayer  # noqa: E402
 from leaderboard.asgi_wait import WaitLayer  # noqa: E402
 
-application = WaitLayer(KeptLayer(DrainBody(SizedBody(WSGIMiddleware(django_application,
+application = WaitLayer(KeptLayer(ReadBody(DrainBody(WSGIMiddleware(django_application,
                                                                       workers=settings.WEB_THREADS)))))
 if settings.TRUSTED_PROXY_IPS:
     from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware

@@ -114,6 +114,9 @@ else:
 # runs at once, each thread with its own persistent database connection; the others wait their
 # turn as coroutines.
 WEB_THREADS = envint("WEB_THREADS", 16)
+# A request's whole body must reach the web server within this, read before it takes a thread
+# (leaderboard/asgi_body.py: a 408 past it)
+WEB_BODY_DEADLINE_S = envint("WEB_BODY_DEADLINE_S", 20)
 # The API keeps a caller's reads of their own work (leaderboard/api/owncache.py): an answer that
 # names an unfinished submission at most this long (its place in line and time elapsed move)
 API_OWN_UNFINISHED_MAX_AGE_S = envint("API_OWN_UNFINISHED_MAX_AGE_S", 2)
