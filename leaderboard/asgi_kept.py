@@ -40,6 +40,7 @@ import gzip
 import logging
 import re
 import time
+import urllib.parse
 
 from django.conf import settings
 
@@ -85,6 +86,17 @@ def _accepts_gzip(accept_encoding: bytes | None) -> bool:
         if name in weights:
             return weights[name] > 0
     return weights.get("*", 0) > 0
+
+
+def _own_address(shown: str, path: str, query: bytes) -> bool:
+    """Whether the view's cache key (`page:` or `api:` and the address: the path and only the
+    query parameters the view reads) is this request's own path and query. A request with another
+    parameter (`?x=<random>`) is answered from that same key inside Django, and is not kept here
+    under an address of its own: only the parameters a view reads may key an answer."""
+    address = urllib.parse.urlsplit(shown.partition(":")[2])
+    mine = sorted(urllib.parse.parse_qsl(query.decode("latin-1"), keep_blank_values=True))
+    return (urllib.parse.unquote(address.path) == path
+            and sorted(urllib.parse.parse_qsl(address.query, keep_blank_values=True)) == mine)
 
 
 def _vary(headers: list) -> list:
@@ -177,6 +189,8 @@ class KeptLayer:
             if PUBLIC_HEADER not in said or any(name.lower() == b"set-cookie" for name, _ in headers):
                 return None
             built_at, _, shown = said[PUBLIC_HEADER].decode("latin-1").partition(" ")
+            if not _own_address(shown, scope["path"], scope.get("query_string", b"")):
+                return None  # a parameter the view does not read: Django's cache answers it, unkept here
             stamp = (shown, float(built_at))
             again = owncache.peek(cache_key)
             if again is not None and again[0] == stamp:

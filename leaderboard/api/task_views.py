@@ -17,12 +17,14 @@ from leaderboard.web import pagecache
 tasks = Router(tags=["tasks"])
 
 
-def _public(request, schema, build) -> HttpResponse:
-    """A public read, the same for every caller: its JSON kept per address and data fingerprint,
+def _public(request, schema, build, reads: tuple[str, ...] = ()) -> HttpResponse:
+    """A public read, the same for every caller: its JSON kept per address (the query parameters
+    it reads, `reads`, and no other) and data fingerprint,
     as the public pages are (leaderboard/web/pagecache.py: a change shows within seconds, one
     request rebuilds while the others get the previous bytes). The body is checked against its
     schema when it is built, as ninja checks the others on each answer. A refusal is never kept."""
-    key = "api:" + request.build_absolute_uri()
+    query = pagecache.only_read(request, reads)  # an unread ?x=<random> keys no new entry
+    key = "api:" + request.build_absolute_uri(request.path) + ("?" + query if query else "")
     body = pagecache.cached(key, lambda: render(schema, build()))
     return pagecache.offer(request, HttpResponse(body, content_type="application/json"), key, body)
 
@@ -43,7 +45,7 @@ def task_list(request):
 def leaderboard(request, name: str, device: Optional[str] = None):
     """The ranked entries of one device type (default: the site's own); `device_types` lists the
     boards there are."""
-    return _public(request, Leaderboard, lambda: _board(request, name, device))
+    return _public(request, Leaderboard, lambda: _board(request, name, device), reads=("device",))
 
 
 def _board(request, name: str, device: Optional[str]) -> dict:

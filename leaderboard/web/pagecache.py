@@ -32,11 +32,12 @@ from __future__ import annotations
 import functools
 import threading
 import time
+import urllib.parse
 from collections import OrderedDict
 
 from django.conf import settings
 from django.db import connection
-from django.http import HttpResponse
+from django.http import HttpResponse, QueryDict
 
 from leaderboard import layer_mark
 from leaderboard.models import AuditEntry, Competition, Submission, Task
@@ -185,13 +186,26 @@ def clear() -> None:
         _memo["at"], _memo["value"] = float("-inf"), ""
 
 
-def anonymous_page(view):
+def only_read(request, reads: tuple[str, ...]) -> str:
+    """The query string of the parameters a view reads (`reads`, the first value of each, in that
+    order), for a cache key: a parameter no view reads (`?x=<random>`) must not make a new entry
+    and force a build. The request's GET becomes just those, so the view cannot read another."""
+    kept = [(name, request.GET[name]) for name in reads if name in request.GET]
+    request.GET = QueryDict(urllib.parse.urlencode(kept))
+    return urllib.parse.urlencode(kept)
+
+
+def anonymous_page(view=None, *, reads: tuple[str, ...] = ()):
     """Whole-page cache for visitors without a session: the public pages are the same for all of
-    them, so the response is kept per URL and data fingerprint. A request carrying a session or
-    pending messages always runs the view; only 200 responses that set no cookie are kept."""
+    them, so the response is kept per path, the query parameters the view reads (`reads`) and the
+    data fingerprint. A request carrying a session or pending messages always runs the view; only
+    200 responses that set no cookie are kept."""
+    if view is None:
+        return functools.partial(anonymous_page, reads=reads)
 
     @functools.wraps(view)
     def wrapper(request, *args, **kwargs):
+        query = only_read(request, reads)
         if request.method != "GET" or settings.SESSION_COOKIE_NAME in request.COOKIES or "messages" in request.COOKIES:
             return view(request, *args, **kwargs)
 
@@ -201,7 +215,7 @@ def anonymous_page(view):
                 return (response["Content-Type"], response.content)
             raise _NotCacheable(response)
 
-        key = "page:" + request.get_full_path()
+        key = "page:" + request.path + ("?" + query if query else "")
         try:
             value = cached(key, render)
         except _NotCacheable as exc:

@@ -288,3 +288,32 @@ def test_a_public_answer_goes_compressed_to_a_client_that_takes_gzip(site, task,
             assert gzip.decompress(body) == plain[2] and len(body) < len(plain[2]), accept
         else:
             assert (status, headers, body) == plain, accept
+
+
+def test_a_parameter_no_view_reads_keys_no_new_answer(site, task, owner, settings):
+    """`?x=<random>` on a public page or read: neither Django's page cache nor the layer keeps an
+    entry for it, so it forces no build; the parameters a view reads still key their answers."""
+    from leaderboard.web import pagecache
+
+    settings.WEB_FINGERPRINT_MAX_AGE_S, settings.WEB_REBUILD_MIN_INTERVAL_S = 3600, 0
+    pagecache.clear()
+    make_done(task, owner, speedup=1.25)
+    device = "cpu"
+    for path in ("/", f"/tasks/{task.name}/?device={device}", "/api/tasks",
+                 f"/api/tasks/{task.name}/leaderboard?device={device}"):
+        first = site.get(path)
+        assert first[0] == 200, path
+        keys = set(pagecache._entries)
+        joiner = "&" if "?" in path else "?"
+        for n in range(5):
+            again = site.get(f"{path}{joiner}x={n}{'a' * n}")
+            assert again[0] == 200 and again[2] == first[2], path
+        assert set(pagecache._entries) == keys, f"{path}: an unread parameter made a cache entry"
+        kept = site.django_requests
+        site.get(f"{path}{joiner}x=0")
+        assert site.django_requests == kept + 1, "an unread parameter's answer was kept by the layer"
+        site.get(path)
+        assert site.django_requests == kept + 1, "the view's own address is still kept"
+    # a parameter the view reads keys its own answer
+    other = site.get(f"/api/tasks/{task.name}/leaderboard?device=no-such-device")
+    assert other[0] == 400

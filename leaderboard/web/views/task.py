@@ -108,7 +108,7 @@ def _page(name: str, device_param: str | None) -> dict:
     }
 
 
-@anonymous_page
+@anonymous_page(reads=("device",))
 def task_detail(request, name):
     device_param = request.GET.get("device") or None
     page = cached(f"task:{name}:{device_param}", lambda: _page(name, device_param))
