@@ -97,6 +97,10 @@ def empty(*, task: str, mode: str, device: str) -> dict:
         # probe after the re-check (timing.Probe: probe_reference_ms, probe_stopped_ms,
         # probe_confirmed_ms, probe_slowdown); older reports lack it
         "readings": {},
+        # which box ran the evaluation, written by the sandbox on the host after the box exited
+        # (sandbox.evaluate), never by anything inside it: backend ("bubblewrap" or "docker"),
+        # its version, the image; null for an evaluation run without a sandbox and in older reports
+        "box": None,
     }
 
 
@@ -296,6 +300,8 @@ def _context(obj, out: dict) -> None:
     out["compile_cache"] = _text(obj.get("compile_cache", ""), "compile_cache", 256)
     out["versions"] = _flat(obj.get("versions", {}), "versions")
     out["isolation"] = _flat(obj.get("isolation", {}), "isolation")
+    box = obj.get("box")
+    out["box"] = None if box is None else _flat(box, "box", 8)
     ceilings = obj.get("ceilings")
     out["ceilings"] = None if ceilings is None else _flat(ceilings, "ceilings")
 

@@ -71,10 +71,27 @@ def _result_context(request, submission: Submission) -> dict:
         "gpu_uuid": report.get("gpu_uuid") or "",
         "tryout": words.is_tryout(submission.device_type),
         "versions": words.versions(submission),
+        "box": box_line(report),
         "calibration": selectors.calibration_for_task(task=submission.task, device_type=submission.device_type),
         "profile": profile_context(submission, request.user),
         "worker_note": _worker_note(submission),
     }
+
+
+def box_line(report: dict) -> str:
+    """Which box ran the evaluation, in one line ("bubblewrap 0.8.0", "Docker 20.10.24, image
+    kernelboard-sandbox:local-0123 (sha256:4567...)"); the sandbox writes it on the host after the
+    box exits. Empty for a report without one (older reports, an evaluation without a sandbox)."""
+    box = report.get("box") if isinstance(report.get("box"), dict) else None
+    if not box or not box.get("backend"):
+        return ""
+    name = {"docker": "Docker"}.get(box["backend"], str(box["backend"]))
+    line = f"{name} {box['version']}" if box.get("version") else name
+    if box.get("image"):
+        line += f", image {box['image']}"
+        if box.get("image_id"):
+            line += f" ({str(box['image_id'])[:19]})"
+    return line
 
 
 def _worker_note(submission: Submission) -> str:
