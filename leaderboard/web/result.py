@@ -68,10 +68,28 @@ def is_tryout(device_type: str) -> bool:
     return device_type.split(":", 1)[0] == "cpu"
 
 
+# a first word of plain lower-case letters, which a sentence capitalises; not a name such as
+# custom_kernel, torch.compile or triton.jit, which keeps its case
+_PLAIN_FIRST_WORD = re.compile(r"[a-z]+(?=[\s,:;]|$)")
+
+
+def sentence(text: str) -> str:
+    """A judge's reason as a sentence of its own, for a line that follows a full stop ("An admin will
+    look at it. No kernel ran ...", "The kernel crashed. Killed by signal 11"): a first word of plain
+    lower-case letters capitalised, a full stop at the end where it has none."""
+    text = (text or "").strip()
+    if not text:
+        return text
+    if _PLAIN_FIRST_WORD.match(text):
+        text = text[0].upper() + text[1:]
+    return text if text[-1] in ".!?" else text + "."
+
+
 def reasons(submission: Submission) -> list[dict]:
     codes = list(submission.reason_codes or [])
     out = []
     for i, text in enumerate(submission.reasons or []):
+        text = sentence(text)
         code = codes[i] if i < len(codes) else ""
         words = reason_words(code, submission)
         if words and text.startswith(words.rstrip(".")):  # the text says it already ("Disqualified by an admin: ...")
@@ -109,7 +127,7 @@ def finding_lines(submission: Submission) -> list[int]:
 def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
     """{"title", "why", "tone"}: what happened, in one line each."""
     s = submission
-    first = (s.reasons or [""])[0]
+    first = sentence((s.reasons or [""])[0])
     # each title starts with the state's word (evaluator.words), the same word as every other page
     word = verdict_word(s.verdict, s.mode, hidden=s.hidden)
     if s.status == Submission.Status.QUEUED:
@@ -133,7 +151,7 @@ def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
         # the reason that rejected it, not an audit hint the scan wrote before it (imports ctypes)
         deciding = next((text for code, text in zip(s.reason_codes or [], s.reasons or [])
                          if verdict_for([code]) == "rejected"), first)
-        return {"tone": "bad", "title": word, "why": deciding or "A check failed."}
+        return {"tone": "bad", "title": word, "why": sentence(deciding) or "A check failed."}
     if s.verdict == Submission.Verdict.FLAGGED:
         if s.mode != Submission.Mode.RANKED:  # never ranks: no review is waited for (selectors.flagged_queue)
             return {"tone": "warn", "title": f"{word}: never ranked",

@@ -166,7 +166,8 @@ def test_the_gpu_state_before_and_after_timing_is_shown_with_a_throttle_flag(cli
                      ["Clock reasons", "gpu_idle", "sw_thermal"]]
     note = re.search(r'<p class="muted" id="gpu-state-note">(.*?)</p>', html, re.S).group(1)
     assert "on GPU 3" in note and "never changes them" in note and "Not read" not in note
-    assert "The GPU lowered its clocks" in html and escape(why) in html and box(html)[0] == "warn"
+    # the reason as a sentence of its own (result.sentence): capitalised, a full stop at its end
+    assert "The GPU lowered its clocks" in html and escape("T" + why[1:] + ".") in html and box(html)[0] == "warn"
 
 
 def test_an_unread_gpu_state_says_why_and_a_report_without_one_shows_no_table(client, task, owner):
@@ -270,3 +271,20 @@ def test_a_disqualification_is_said_once_on_each_page(client, task, owner, staff
         assert "copied" in re.search(r'<ul class="reasons" id="[\w-]+">(.*?)</ul>', html, re.S).group(1)
     tone, title, why = box(page(client, owner, sub))
     assert (tone, title) == ("bad", "Disqualified") and "copied" in why
+
+
+def test_a_reason_after_a_full_stop_starts_a_sentence(client, task, owner):
+    """The judge writes its reasons in lower case ("no Triton or CUDA kernel ..."); after a full
+    stop (the box's "An admin will look at it.", the code's words in the list) each reads as a
+    sentence of its own, while a name such as custom_kernel keeps its case."""
+    sub = make_done(task, owner, verdict="flagged", codes=["no_kernel_launched", "suspicious_source"],
+                    reasons=["no Triton or CUDA kernel of the submission ran", "custom_kernel imports ctypes"])
+    html = page(client, owner, sub)
+    tone, title, why = box(html)
+    assert why == "An admin will look at it. No Triton or CUDA kernel of the submission ran."
+    items = re.findall(r"<li><strong>[^<]*</strong> (.*?) <code>", re.search(r'id="reasons">(.*?)</ul>', html, re.S).group(1))
+    assert items == ["No Triton or CUDA kernel of the submission ran.", "custom_kernel imports ctypes."]
+    from leaderboard.web.result import sentence
+
+    assert sentence("torch.compile was slower") == "torch.compile was slower."
+    assert sentence("benchmark shape M=8: 0.1 ms is below the floor.") == "Benchmark shape M=8: 0.1 ms is below the floor."

@@ -80,7 +80,7 @@ def test_a_flag_says_library_calls_did_the_work_when_the_submissions_own_kernel_
     assert f"<strong>{LIBRARY_WORK_WORDS}</strong>" in result.replace("&#x27;", "'")
     assert NONE_RAN not in result
     why = re.search(r'id="verdict-why">(.*?)</p>', result, re.S).group(1).replace("&#x27;", "'")
-    assert "the judge's own sentence" in why and "No kernel" not in why
+    assert "The judge's own sentence." in why and "No kernel" not in why
     queue = html(client, staff, "audit_queue").replace("&#x27;", "'")
     assert LIBRARY_WORK_WORDS in queue and NONE_RAN not in queue
     assert LIBRARY_WORK_WORDS in html(client, staff, "audit_item", token.pk).replace("&#x27;", "'")
