@@ -12,6 +12,7 @@ from pydantic import ValidationError as SchemaError
 
 from leaderboard.api.errors import Refusal
 from leaderboard.api.schemas import SubmissionIn
+from leaderboard.services.submissions import too_big_message
 
 MAX_BODY = settings.SUBMISSION_MAX_BYTES * 2 + 4096  # the source, escaped, and the fields
 TOO_LARGE = f"The request body is too large: at most {MAX_BODY:,} bytes."
@@ -48,8 +49,7 @@ def _read_body(request) -> tuple[dict, bytes | str | None]:
         fields = {name: request.POST[name] for name in ("task", "mode", "filename") if name in request.POST}
         if upload is not None:
             if upload.size > settings.SUBMISSION_MAX_BYTES:
-                raise Refusal(400, f"The file is {upload.size} bytes; the limit is {settings.SUBMISSION_MAX_BYTES} "
-                                   "bytes (256 KiB).", "too_big")
+                raise Refusal(400, too_big_message(upload.size), "too_big")
             fields["filename"] = upload.name
             return fields, upload.read()
         return fields, _form_source(request)

@@ -22,6 +22,13 @@ FILENAME_MAX = 255
 QUEUED_PHASE = "waiting for a worker"
 
 
+def too_big_message(size: int, what: str = "file") -> str:
+    """The one wording of the size limit, on the form, in the API and here: numbers with thousands
+    separators everywhere ("300,000 bytes"), so that no page says 300,000 where the API says 300000."""
+    limit = settings.SUBMISSION_MAX_BYTES
+    return f"The {what} is {size:,} bytes; the limit is {limit:,} bytes ({limit // 1024} KiB)."
+
+
 def _validate_source(raw: bytes | str, filename: str) -> str:
     """The upload checks, as form errors: .py, then the evaluator's own (size, UTF-8, Python
     syntax, defines custom_kernel). Returns the source text. Whether it fits the task is
@@ -39,11 +46,7 @@ def _validate_source(raw: bytes | str, filename: str) -> str:
         raise ValidationError(f"The source is not valid Unicode text (character {exc.start}).",
                               code="bad_encoding") from None
     if len(data) > settings.SUBMISSION_MAX_BYTES:
-        raise ValidationError(
-            f"The file is {len(data)} bytes; the limit is {settings.SUBMISSION_MAX_BYTES} bytes "
-            f"({settings.SUBMISSION_MAX_BYTES // 1024} KiB).",
-            code="too_big",
-        )
+        raise ValidationError(too_big_message(len(data)), code="too_big")
     if not data.strip():
         raise ValidationError("The file is empty.", code="empty")
     problems = check_upload(data)

@@ -1,6 +1,8 @@
 """Forms of the web pages. They check what a person typed; the services check it again."""
 from __future__ import annotations
 
+import re
+
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -9,6 +11,7 @@ from django.contrib.auth.forms import UserCreationForm
 from evaluator import check_signature, validate_source
 from leaderboard import usernames
 from leaderboard.models import Submission, Task
+from leaderboard.services.submissions import too_big_message
 
 PASTED_FILENAME = "submission.py"
 
@@ -42,6 +45,16 @@ def check_source(source: str) -> list[str]:
 def _sentence(message: str) -> str:
     message = message.strip()
     return message[:1].upper() + message[1:] + ("" if message.endswith(".") else ".")
+
+
+def _in_words_of_the_form(message: str, *, pasted: bool) -> str:
+    """The evaluator's message as the form shows it: without the Markdown backticks it writes around
+    names (a form error is plain text: `custom_kernel` would show its backticks), and about "the
+    code" where the code was pasted, not uploaded as a file."""
+    message = message.replace("`", "")
+    if pasted:
+        message = re.sub(r"\b([Tt]he|[Tt]his) file\b", r"\1 code", message)
+    return message
 
 
 class TaskChoiceField(forms.ModelChoiceField):
@@ -84,9 +97,7 @@ class UploadForm(forms.Form):
         if not upload.name.lower().endswith(".py"):
             raise forms.ValidationError("Upload a Python source file: the name must end in .py.")
         if upload.size > limit:
-            raise forms.ValidationError(
-                f"The file is {upload.size:,} bytes; the limit is {limit:,} bytes (256 KiB)."
-            )
+            raise forms.ValidationError(too_big_message(upload.size))
         raw = upload.read(limit + 1)
         try:
             text = raw.decode("utf-8")
@@ -98,9 +109,7 @@ class UploadForm(forms.Form):
         code = self.cleaned_data.get("code") or ""
         size = len(code.encode("utf-8"))
         if size > settings.SUBMISSION_MAX_BYTES:
-            raise forms.ValidationError(
-                f"The code is {size:,} bytes; the limit is {settings.SUBMISSION_MAX_BYTES:,} bytes (256 KiB)."
-            )
+            raise forms.ValidationError(too_big_message(size, "code"))
         return code
 
     def clean(self):
@@ -124,7 +133,7 @@ class UploadForm(forms.Form):
         if not problems and task is not None:  # the service checks it again, for the API and the CLI
             problems = [p + "." for p in check_signature(source, task.input_names, task.name)]
         for problem in problems:
-            self.add_error("file" if uploaded else "code", problem)
+            self.add_error("file" if uploaded else "code", _in_words_of_the_form(problem, pasted=not uploaded))
         data["filename"] = filename
         data["source"] = source
         return data

@@ -41,7 +41,7 @@ def test_it_accepts_bytes_and_a_task_name(task, owner, eval_queue, django_captur
         (SOURCE, "kernel.txt", "ending in .py"),
         (SOURCE, "k" * 253 + ".py", "The file name is 256 characters long; at most 255"),
         (SOURCE, "dir/" + "k" * 300 + ".txt", "The file name is 304 characters long; at most 255"),
-        ("x = 1\n" * 50_000, "k.py", "the limit is 262144 bytes"),
+        ("x = 1\n" * 50_000, "k.py", "The file is 300,000 bytes; the limit is 262,144 bytes (256 KiB)."),
         (b"\xff\xfe def custom_kernel(x): pass", "k.py", "UTF-8"),
         ("def custom_kernel(x:\n", "k.py", "not valid Python"),
         ("def other(x):\n    return x\n", "k.py", "custom_kernel"),

@@ -61,8 +61,35 @@ def test_it_rejects_a_bad_file_with_a_form_error(logged_in, task, name, content,
 
 def test_it_rejects_pasted_code_with_a_syntax_error(logged_in, task):
     r = post(logged_in, task, code="def custom_kernel(:\n")
-    assert "The file is not valid Python" in r.content.decode()
+    assert "The code is not valid Python" in r.content.decode()  # pasted: no file was sent
     assert not Submission.objects.exists()
+
+
+def test_pasted_code_is_called_code_and_its_errors_show_no_backticks(logged_in, task):
+    r = post(logged_in, task, code="import torch\n\ndef my_kernel(x):\n    return x\n")
+    html = r.content.decode()
+    errors = re.search(r'<ul class="errorlist[^"]*"[^>]*>(.*?)</ul>', html, re.S).group(1)
+    assert errors == "<li>The code does not define a top-level custom_kernel.</li>"
+    assert "`" not in html.split('<form')[1].split("</form>")[0].replace(r.wsgi_request.POST["code"], "")
+    wrong_task = post(logged_in, task, code="def custom_kernel(x, w, b):\n    return x\n").content.decode()
+    assert "this code&#x27;s takes (x, w, b)" in wrong_task and "file" not in wrong_task.split("errorlist")[1][:300]
+
+
+def test_one_format_for_the_size_limit_on_the_form_and_in_the_api(logged_in, task, owner):
+    """The form and the API write the sizes alike ("300,000 bytes"), never 300000 in one and 300,000 in the other."""
+    from leaderboard import services
+
+    big = b"x = 1\n" * 50_000  # 300,000 bytes
+    form = post(logged_in, task, file=SimpleUploadedFile("k.py", big)).content.decode()
+    pasted = post(logged_in, task, code=big.decode()).content.decode()
+    key = services.api_token_create(user=owner)[1]
+    api = logged_in.post("/api/submissions", {"task": task.name, "file": SimpleUploadedFile("k.py", big)},
+                         HTTP_AUTHORIZATION=f"Token {key}").json()["error"]
+    api_json = logged_in.post("/api/submissions", {"task": task.name, "source": big.decode()},
+                              content_type="application/json", HTTP_AUTHORIZATION=f"Token {key}").json()["error"]
+    said = "is 300,000 bytes; the limit is 262,144 bytes (256 KiB)."
+    assert f"The file {said}" in form and f"The code {said}" in pasted
+    assert api == api_json == f"The file {said}"
 
 
 def test_it_asks_for_a_file_or_code(logged_in, task):
@@ -130,5 +157,5 @@ def test_a_file_for_another_task_is_refused_with_the_parameters_it_needs(logged_
     assert "custom_kernel takes (x, weight, bias) for layernorm; this file&#x27;s takes (x)" in html
     assert not Submission.objects.exists()
     r = post(logged_in, task, code="def custom_kernel(x, weight, bias):\n    return x\n")
-    assert "custom_kernel takes (x) for softmax; this file&#x27;s takes (x, weight, bias)" in r.content.decode()
+    assert "custom_kernel takes (x) for softmax; this code&#x27;s takes (x, weight, bias)" in r.content.decode()
     assert not Submission.objects.exists()
