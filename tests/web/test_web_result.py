@@ -288,3 +288,20 @@ def test_a_reason_after_a_full_stop_starts_a_sentence(client, task, owner):
 
     assert sentence("torch.compile was slower") == "torch.compile was slower."
     assert sentence("benchmark shape M=8: 0.1 ms is below the floor.") == "Benchmark shape M=8: 0.1 ms is below the floor."
+
+
+def test_small_numbers_read_in_one_format_on_the_result_page(client, task, owner):
+    """The tests' max abs errors 1.7e-06 and 1.2e-07 in one column: both with an exponent, never
+    0.0000017 beside 1.2e-07 (the digits asked for no longer move the switch)."""
+    from leaderboard.templatetags.numbers import ms, pct, sig
+
+    assert [sig(1.7e-6, 2), sig(1.2e-7, 2), sig(0.00017, 2)] == ["1.7e-06", "1.2e-07", "0.00017"]
+    assert ms(1.7e-6) == "1.70e-06 ms" and pct(3e-5) == "3.0e-05 %" and sig(0.0012345) == "0.00123"
+    sub = make_done(task, owner, speedup=1.1, device_type="cpu")
+    report = dict(sub.report)
+    first = report["tests"][0]
+    report["tests"] = [{**first, "max_abs_err": 1.7e-6}, {**first, "max_abs_err": 1.2e-7}]
+    Submission.objects.filter(pk=sub.pk).update(report=report)
+    row = re.search(r'<table id="tests">.*?</table>', page(client, owner, sub), re.S).group(0)
+    errors = re.findall(r'<td class="num">([^<]*)</td>', row)
+    assert errors[:2] == ["1.7e-06", "1.2e-07"], errors
