@@ -62,37 +62,165 @@ if [ ${#missing[@]} -gt 0 ]; then
     fi
 fi
 
-pids=()
+# --- stopping: the workers first, Redis last --------------------------------------------------
+# Every process below runs in a session of its own (setsid), so the terminal's Ctrl-C reaches only
+# make and this script, and stop_all stops them in an order that loses nothing: each worker ends
+# the evaluation it is running and acknowledges it while Redis still answers, then the web server,
+# the beat and the repair stop, and Redis last, writing its data out. A second Ctrl-C (stop_now)
+# ends everything at once: an evaluation cut short is evaluated again by the next `make run`, whose
+# worker re-queues what its previous process left running (leaderboard/tasks.py).
+redis_pid="" web_pid="" cut_short=""
+worker_loops=() other_loops=()  # supervise's loops: the workers', and the beat's and the repair's
+
+say() { echo "$(date '+%H:%M:%S') $*"; }
+
+alive() {  # PID...: true while one of them runs
+    local pid
+    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && return 0; done
+    return 1
+}
+
+wait_gone() {  # SECONDS PID...: true once every PID has ended, false when SECONDS pass first
+    local until=$((SECONDS + $1)); shift
+    while alive "$@"; do
+        [ "$SECONDS" -lt "$until" ] || return 1
+        sleep 0.2
+    done
+}
+
+# "ID SECONDS_LEFT" for each submission the site's workers are evaluating: SECONDS_LEFT until the
+# task's hard time limit (EVAL_HARD_LIMIT_S), by which Celery ends it whatever the sandbox does
+running_submissions() {
+    $PY - "${WORKER_NODES[@]}" <<'EOF' 2>/dev/null || true
+import os, socket, sys
+import django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
+django.setup()
+from django.conf import settings
+from django.utils import timezone
+from leaderboard.models import Submission
+nodes = [node.replace("%h", socket.gethostname()) for node in sys.argv[1:]]
+for s in Submission.objects.filter(status=Submission.Status.RUNNING, worker__in=nodes).order_by("pk"):
+    spent = (timezone.now() - s.started_at).total_seconds() if s.started_at else 0
+    print(s.pk, max(0, int(settings.EVAL_HARD_LIMIT_S - spent)))
+EOF
+}
+
+# Kills the workers at once. A bwrap box dies with its worker; a Docker box would run on to its
+# deadline, beside (and on the GPU of) the next run's evaluation, so the boxes that mount this
+# checkout's evaluator/ are removed with their worker.
+kill_workers_now() {
+    kill -USR1 "${worker_loops[@]}" 2>/dev/null
+    [ "$engine" = 1 ] || return 0
+    wait_gone 5 "${worker_loops[@]}"
+    docker ps -q --filter label=kernelboard.sandbox \
+        | xargs -r docker inspect --format '{{.Id}}{{range .Mounts}} {{.Source}}{{end}}' 2>/dev/null \
+        | awk -v ours="$ROOT/evaluator" '{ for (i = 2; i <= NF; i++) if ($i == ours) print $1 }' \
+        | xargs -r docker rm -f >/dev/null 2>&1
+}
+
 stop_all() {
-    local rc=$?
-    trap - INT TERM EXIT
-    echo; echo "stopping..."
-    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    # a Ctrl-C during a warm-up must not go on to start the remaining workers
+    local rc=$? busy limit the="the worker"
+    # the stop runs to its end whatever fails on the way (a closed terminal, a process already gone)
+    set +e
+    trap - EXIT
+    trap stop_now INT TERM HUP
+    echo; say "stopping..."
+    [ ${#worker_loops[@]} -lt 2 ] || the="the workers"
+    if [ ${#worker_loops[@]} -gt 0 ]; then
+        # TERM: Celery's warm shutdown, the worker takes nothing more and ends what it runs
+        kill -TERM "${worker_loops[@]}" 2>/dev/null
+        busy="$(running_submissions)"
+        if [ -n "$busy" ]; then
+            cut_short="submission $(echo "$busy" | awk '{print $1}' | paste -sd, - | sed 's/,/, /g')"
+            limit=$(( $(echo "$busy" | awk '{print $2}' | sort -n | tail -1) + 30 ))
+            say "waiting for $the to finish $cut_short (up to $limit s;" \
+                "Ctrl-C again stops at once, and the next make run evaluates it again)..."
+        else
+            limit=30
+            say "waiting for $the to stop (evaluating nothing)..."
+        fi
+        if wait_gone "$limit" "${worker_loops[@]}"; then
+            say "$the stopped"
+        else
+            say "$the did not stop within $limit s: stopping at once"
+            kill_workers_now
+        fi
+    fi
+    stop_the_rest TERM
+    # exit: a Ctrl-C during a warm-up must not go on to start the remaining workers
     exit "$rc"
 }
-trap stop_all INT TERM EXIT
+
+stop_now() {
+    set +e
+    trap '' INT TERM HUP
+    say "stopping at once: ${cut_short:-an evaluation cut short} is evaluated again by the next make run"
+    kill -USR1 "${other_loops[@]}" 2>/dev/null
+    kill_workers_now
+    stop_the_rest KILL
+    exit 130
+}
+
+stop_the_rest() {  # TERM|KILL: the web server, the beat and the repair, then Redis
+    [ "$1" = KILL ] || say "stopping the web server, the beat and the repair..."
+    [ -z "$web_pid" ] || kill -"$1" -- -"$web_pid" 2>/dev/null
+    kill -TERM "${other_loops[@]}" 2>/dev/null
+    if ! wait_gone 15 ${web_pid:+"$web_pid"} "${other_loops[@]}"; then
+        [ -z "$web_pid" ] || kill -KILL -- -"$web_pid" 2>/dev/null
+        kill -USR1 "${other_loops[@]}" 2>/dev/null
+    fi
+    if [ -n "$redis_pid" ]; then
+        say "stopping Redis..."
+        # TERM even on a second Ctrl-C: Redis writes its data out in a moment
+        kill -TERM "$redis_pid" 2>/dev/null
+        wait_gone 30 "$redis_pid" || kill -KILL "$redis_pid" 2>/dev/null
+    fi
+    say "stopped"
+}
+trap stop_all INT TERM HUP EXIT
+
+# Each run's logs start empty; the three runs before keep theirs beside them (worker.log.1 is the
+# last run's), so that what a stop or a crash wrote is still there after the next `make run`.
+keep_previous_log() {  # LOG
+    [ -s "$1" ] || return 0
+    local n
+    for n in 2 1; do
+        if [ -e "$1.$n" ]; then mv -f "$1.$n" "$1.$((n + 1))"; fi
+    done
+    mv -f "$1" "$1.1"
+}
 
 # A worker or the beat that dies (killed, out of memory) is started again under the same name: a
 # worker that starts re-queues the rows its previous process left running (leaderboard/tasks.py),
-# so the evaluation it was running ends once. Its loop stops its child on TERM, so stop_all reaches
-# the celery process too. The web server and Redis are not restarted: their end ends the stack.
+# so the evaluation it was running ends once. The loop passes TERM on to its process and ends when
+# that process does; USR1 kills the process's whole group at once (a second Ctrl-C). The web server
+# and Redis are not restarted: their end ends the stack. The loop's pid is in $! on return.
 supervise() {  # NAME LOG COMMAND...
     local name="$1" log="$2"; shift 2
+    keep_previous_log "$log"
     : >"$log"
     (
-        child=""
-        trap '[ -n "$child" ] && kill -TERM "$child" 2>/dev/null; wait "$child" 2>/dev/null; exit 0' TERM INT
-        while true; do
-            "$@" >>"$log" 2>&1 &
+        child="" stopping=""
+        # the terminal's signals (Ctrl-C, a closed window) are for run.sh, which stops the loop in turn
+        trap '' INT HUP
+        trap 'stopping=1; [ -z "$child" ] || kill -TERM "$child" 2>/dev/null || true' TERM
+        trap '[ -z "$child" ] || kill -KILL -- -"$child" 2>/dev/null || true; exit 0' USR1
+        while [ -z "$stopping" ]; do
+            # a session of its own: the terminal's Ctrl-C is for run.sh, which stops it in turn.
+            # (setsid runs the command in its own pid here, so $child is also its process group.)
+            setsid "$@" >>"$log" 2>&1 &
             child=$!
-            wait "$child" && status=0 || status=$?
+            # a wait cut short by a trap returns early: wait again while the process runs
+            while true; do
+                wait "$child" && status=0 || status=$?
+                kill -0 "$child" 2>/dev/null || break
+            done
+            [ -z "$stopping" ] || break
             echo "$(date '+%H:%M:%S') $name exited with status $status; starting it again in 2 s (log: $log)"
             sleep 2
         done
     ) &
-    pids+=($!)
 }
 
 # --- Redis: use one that answers, else start our own ----------------------------------------
@@ -100,9 +228,10 @@ REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 export REDIS_URL
 redis_port="$(echo "$REDIS_URL" | sed -E 's#.*:([0-9]+)/?.*#\1#')"
 if ! redis-cli -p "$redis_port" ping >/dev/null 2>&1; then
-    redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$ROOT/var" --dbfilename redis.rdb \
+    keep_previous_log var/redis.log
+    setsid redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$ROOT/var" --dbfilename redis.rdb \
         --appendonly yes --appenddirname redis-aof >var/redis.log 2>&1 &
-    pids+=($!)
+    redis_pid=$!
     for _ in $(seq 50); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 fi
 
@@ -124,13 +253,15 @@ fi
 
 # --- web server and beat ----------------------------------------------------------------------
 # scripts/web.sh: uvicorn on the ASGI application, static/ served; tests start the same script
-scripts/web.sh "$HOST" "$PORT" &
-pids+=($!)
+setsid scripts/web.sh "$HOST" "$PORT" &
+web_pid=$!
 echo "site on http://$HOST:$PORT  (Ctrl-C stops everything)"
 # one beat for the whole site, whatever the number of workers: each would otherwise send every job
 supervise beat var/beat.log .venv/bin/celery -A leaderboard beat --schedule var/celerybeat-schedule -l INFO
+other_loops+=($!)
 # the repair of stuck submissions in a process of its own: it must outlive any worker it repairs
 supervise repair var/repair.log $PY manage.py requeue_stuck --every "${EVAL_REAPER_INTERVAL_S:-30}"
+other_loops+=($!)
 
 # --- workers: a GPU's worker starts once its judge cache is warm --------------------------------
 for k in "${!WORKER_NODES[@]}"; do
@@ -143,6 +274,7 @@ for k in "${!WORKER_NODES[@]}"; do
     supervise "worker ${WORKER_NODES[$k]}" "${WORKER_LOGS[$k]}" env WORKER_GPU_INDEX="${gpu:-0}" \
         .venv/bin/celery -A leaderboard worker -n "${WORKER_NODES[$k]}" -Q "$EVAL_QUEUE" \
         -c 1 --prefetch-multiplier 1 -l INFO
+    worker_loops+=($!)
     echo "worker ${WORKER_NODES[$k]} started on queue $EVAL_QUEUE (log: ${WORKER_LOGS[$k]})"
 done
-wait -n "${pids[@]}"
+wait -n ${redis_pid:+"$redis_pid"} "$web_pid" "${other_loops[@]}" "${worker_loops[@]}"
