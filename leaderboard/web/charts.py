@@ -15,7 +15,7 @@ from datetime import timedelta
 import plotly.graph_objects as go
 from django.utils import timezone
 
-from leaderboard.templatetags.numbers import significant
+from evaluator import significant  # plain decimals down to 1e-7: tick labels never take an exponent
 from leaderboard.web.present import shape_label
 
 TOP_N = 20
@@ -43,16 +43,29 @@ def axis_type(values) -> str:
     return "log" if shown and max(shown) / min(shown) > LOG_SPREAD else "linear"
 
 
-def _value_axis(fig, values, suffix: str = "") -> None:
+# a scatter chart's value axis reaches this share of its span beyond its least and largest value,
+# so that a point is never drawn on the edge of the plot, half cut, beyond the last tick label
+POINT_PAD = 0.1
+
+
+def _value_axis(fig, values, suffix: str = "", points: bool = False) -> None:
     """The y axis, log or linear by axis_type, labelled the same way on every chart: in plain
     decimals ("0.001", "0.01", "10"), never "1e-3" or an SI prefix, which reads as a unit. A log
     axis is labelled here, not by plotly, whose labels between the powers of ten are a bare "2"
     and "5" that read as values of their own ("2" as 2x): over two decades or more at the powers
     of ten alone, from the one below the least value to the one above the largest, with a grid line
-    at each 2 to 9 between; over less at 1, 2 and 5 times each power of ten."""
+    at each 2 to 9 between; over less at 1, 2 and 5 times each power of ten.
+    `points` (charts of dots, not bars): the range is set with POINT_PAD to spare on either side
+    (plotly's own range ended on a lone point, which sat on the plot's edge), also where all the
+    values are one."""
     kind = axis_type(values)
     fig.update_yaxes(type=kind, tickformat=",~g", ticksuffix=suffix)
     if kind != "log":
+        shown = [v for v in values if v is not None]
+        if points and shown:
+            low, high = min(shown), max(shown)
+            pad = POINT_PAD * ((high - low) or abs(high) or 1)
+            fig.update_yaxes(range=[low - pad, high + pad])
         return
     shown = [v for v in values if v is not None and v > 0]
     low, high = math.log10(min(shown)), math.log10(max(shown))
@@ -61,6 +74,9 @@ def _value_axis(fig, values, suffix: str = "") -> None:
         steps = (1,)
         fig.update_yaxes(range=[math.floor(low) - 0.05, math.ceil(high) + 0.05],
                          minor=dict(dtick="D1", showgrid=True))
+    elif points:
+        pad = POINT_PAD * (high - low)
+        fig.update_yaxes(range=[low - pad, high + pad])
     ticks = [m * 10 ** e for e in range(math.floor(low), math.ceil(high) + 1) for m in steps]
     fig.update_yaxes(tickvals=ticks, ticktext=[significant(t, 1) + suffix for t in ticks])
 
@@ -82,7 +98,7 @@ def top_speedups(entries: list) -> str:
     fig.update_layout(
         scattermode="group", shapes=[_ONE], yaxis_title="speedup (x)", xaxis_title="user", **_LAYOUT
     )
-    _value_axis(fig, speedups, suffix="x")
+    _value_axis(fig, speedups, suffix="x", points=True)
     return fig.to_json()
 
 
@@ -128,16 +144,22 @@ def history(points: list[dict], now=None) -> str:
             hovertemplate="best so far<br>" + SPEEDUP + "<extra></extra>",
         ))
     fig.update_layout(shapes=[_ONE], yaxis_title="speedup (x)", xaxis_title="date", **_LAYOUT)
-    _value_axis(fig, [1] + ys, suffix="x")
+    _value_axis(fig, [1] + ys, suffix="x", points=True)
     fig.update_xaxes(type="date", range=_date_range([p["created_at"] for p in points], now))
     return fig.to_json()
 
 
 def _date_range(moments: list, now) -> list[str]:
     """From the first moment to now, at least HISTORY_MIN_SPAN (reaching further back where the
-    moments span less), with a twentieth of the span to spare on either side."""
+    moments span less), with a twentieth of the span to spare on either side. A lone moment (one
+    upload, or several at once) sits in the middle of an axis of HISTORY_MIN_SPAN, or further left
+    where now is later: with the axis ending at now, a point uploaded a moment ago sat on the
+    right edge, past the last tick label."""
     last = max([now, *moments])
     first = min([*moments, last - HISTORY_MIN_SPAN])
+    if len(set(moments)) == 1:
+        (only,) = set(moments)
+        first, last = only - HISTORY_MIN_SPAN / 2, max(last, only + HISTORY_MIN_SPAN / 2)
     pad = (last - first) / 20
     return [(first - pad).isoformat(), (last + pad).isoformat()]
 

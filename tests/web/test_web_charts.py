@@ -112,7 +112,29 @@ def test_a_lone_point_has_its_best_so_far_drawn_to_now_on_an_axis_of_an_hour():
     assert [datetime.fromisoformat(x) for x in best["x"]] == [NOW - timedelta(minutes=3), NOW]
     first, last = (datetime.fromisoformat(x) for x in fig["layout"]["xaxis"]["range"])
     assert last - first <= charts.HISTORY_MIN_SPAN * 1.1
-    assert first < NOW - timedelta(minutes=3) and NOW < last < NOW + timedelta(minutes=5)
+    assert first < NOW - timedelta(minutes=3) and NOW < last
+
+
+def test_a_lone_point_sits_inside_both_axes_not_on_an_edge():
+    """One upload: in the middle of the time axis (an axis ending at now put it on the right edge,
+    past the last tick label) and inside the speedup axis, with room above and below it."""
+    upload = NOW - timedelta(minutes=3)
+    fig = json.loads(charts.history([point(3, 1.3)], now=NOW))
+    first, last = (datetime.fromisoformat(x) for x in fig["layout"]["xaxis"]["range"])
+    assert abs((upload - first) - (last - upload)) < timedelta(seconds=1)  # centred
+    assert last - upload >= charts.HISTORY_MIN_SPAN / 2
+    low, high = fig["layout"]["yaxis"]["range"]
+    assert low < 1 < 1.3 < high and high - 1.3 >= 0.1 * (1.3 - 1) * 0.99
+    # an old lone upload: the axis still reaches now, the point well inside on the left
+    old = json.loads(charts.history([point(60 * 24, 1.3)], now=NOW))
+    first, last = (datetime.fromisoformat(x) for x in old["layout"]["xaxis"]["range"])
+    assert first < NOW - timedelta(days=1) - timedelta(minutes=29) and last > NOW
+    # the top speedups of a single user: neither dot on the axis' end
+    low, high = json.loads(charts.top_speedups([entry("ann", 1.3, 2.1)]))["layout"]["yaxis"]["range"]
+    assert low < 1 and high > 2.1
+    # a log axis of less than two decades is padded too
+    low, high = json.loads(charts.history([point(3, 0.05)], now=NOW))["layout"]["yaxis"]["range"]
+    assert low < math.log10(0.05) and high > 0
 
 
 def test_the_history_spans_from_its_first_point_to_now_and_the_best_steps_up():
