@@ -21,8 +21,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from evaluator import fastcheck, fastgen  # noqa: E402
-from evaluator.checker import Checker  # noqa: E402
+from evaluator.common import fastcheck
+from evaluator.common import fastgen  # noqa: E402
+from evaluator.judge.checker import Checker  # noqa: E402
 from evaluator.tasks import TASKS, base, get_task  # noqa: E402
 
 MEMORY = 16 << 30

@@ -58,7 +58,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from evaluator import batch, timed  # noqa: E402
+from evaluator.judge import batch
+from evaluator.judge import timed  # noqa: E402
 
 SEGMENTS = (("wake", None, "runner0"), ("calls", "runner0", "runner1"), ("describe", "runner1", "runner2"),
             ("sync", "runner2", "runner3"), ("arm", "described", "armed"), ("answer", None, "answered"),

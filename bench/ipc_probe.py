@@ -27,7 +27,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from evaluator import channel, isolation  # noqa: E402
+from evaluator.wire import channel
+from evaluator.wire import isolation  # noqa: E402
 
 M = N = 8192
 K = 64
@@ -51,7 +52,7 @@ def child(role: str, ns: bool, in_fd: int, out_fd: int) -> None:
     os.chdir(home)
     import torch
 
-    from evaluator import ipc
+    from evaluator.wire import ipc
 
     torch.cuda.init()
     torch.ones(1, device="cuda").sum().item()

@@ -40,7 +40,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from evaluator import calibrate, startup  # noqa: E402
+from evaluator.judge import calibrate
+from evaluator.judge import startup  # noqa: E402
 from evaluator.api import evaluate_source  # noqa: E402
 
 ATTACKS = ROOT / "tests" / "exploits" / "section_d"
@@ -138,7 +139,7 @@ def _attacks(out):
 
 
 def step_warm(out):
-    from evaluator.warm import warm
+    from evaluator.judge.warm import warm
 
     for task in os.environ.get("BENCH_WALL_TASKS", " ".join(TASKS)).split():
         row = warm(task, "cuda")
@@ -200,7 +201,7 @@ def step_ab(out):
 
 
 def step_calibrate(out):
-    # evaluator.calibrate warms each task and runs without the sanitizer itself
+    # evaluator.judge.calibrate warms each task and runs without the sanitizer itself
     _calibrate(out, os.environ.get("BENCH_CALIBRATE_TASKS", " ".join(TASKS)).split())
 
 

@@ -26,7 +26,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from evaluator import batch, timed, timing  # noqa: E402
+from evaluator.judge import batch
+from evaluator.judge import timed
+from evaluator.common import timing  # noqa: E402
 
 QUANTILES = (0.5, 0.25, 0.1)
 

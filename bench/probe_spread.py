@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from evaluator import timing, touched  # noqa: E402
+from evaluator.common import timing
+from evaluator.judge import touched  # noqa: E402
 
 
 def ratios(values: list[float]) -> list[float]:

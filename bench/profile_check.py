@@ -91,7 +91,7 @@ def run(cmd, timeout=120, **kw) -> dict:
 
 # ---- 1. environment ------------------------------------------------------------------------------
 def environment() -> dict:
-    from evaluator.profile import find_ncu
+    from evaluator.judge.profile import find_ncu
 
     info = {"python": sys.version.split()[0], "kernel": platform.release(), "euid": os.geteuid()}
     with open("/proc/self/status") as f:
@@ -124,7 +124,7 @@ def environment() -> dict:
 def probe_ncu(as_nobody: bool, python: str = sys.executable) -> dict:
     """ncu on one launch of a tiny torch program; as root, or dropped to 65534 as the evaluator's
     profiling child is."""
-    from evaluator.profile import find_ncu
+    from evaluator.judge.profile import find_ncu
 
     ncu = find_ncu()
     if not ncu:
@@ -134,7 +134,7 @@ def probe_ncu(as_nobody: bool, python: str = sys.executable) -> dict:
     cmd = [ncu, "--section", "SpeedOfLight", "--launch-count", "1", "--csv", python, "-c", TINY]
     env = {**os.environ, "HOME": scratch, "TMPDIR": scratch, "PYTHONPATH": str(ROOT)}
     if as_nobody:
-        cmd = [python, "-P", "-s", "-m", "evaluator.profile_child", "launch", "--drop-to", "65534",
+        cmd = [python, "-P", "-s", "-m", "evaluator.runner.profile_child", "launch", "--drop-to", "65534",
                "--expose", os.path.dirname(os.path.realpath(ncu)), "--", *cmd]
     result = run(cmd, timeout=180, env=env, cwd=scratch)
     shutil.rmtree(scratch, ignore_errors=True)
@@ -142,7 +142,7 @@ def probe_ncu(as_nobody: bool, python: str = sys.executable) -> dict:
 
 
 def _ncu_outcome(result: dict, cmd) -> dict:
-    from evaluator.profile_report import ncu_problem, parse_ncu_csv
+    from evaluator.contract.profile_report import ncu_problem, parse_ncu_csv
 
     output = result.get("output", "")
     kernels = parse_ncu_csv(output)
@@ -226,8 +226,8 @@ def box_probe(out: Path) -> dict:
 PROBE_IN_BOX = r'''
 import json, os, subprocess, sys, tempfile
 sys.path.insert(0, "/opt/kernelboard")
-from evaluator.profile import find_ncu
-from evaluator.profile_report import ncu_problem, parse_ncu_csv
+from evaluator.judge.profile import find_ncu
+from evaluator.contract.profile_report import ncu_problem, parse_ncu_csv
 
 ncu = find_ncu()
 print("PROBE", json.dumps({"who": "box", "ncu": ncu, "caps": [l for l in open("/proc/self/status")
@@ -239,7 +239,7 @@ for who in ("root-in-box", "65534"):
     os.chmod(scratch, 0o1777)
     cmd = [ncu, "--section", "SpeedOfLight", "--launch-count", "1", "--csv", sys.executable, "-c", %(tiny)r]
     if who == "65534":
-        cmd = [sys.executable, "-P", "-s", "-m", "evaluator.profile_child", "launch", "--drop-to", "65534",
+        cmd = [sys.executable, "-P", "-s", "-m", "evaluator.runner.profile_child", "launch", "--drop-to", "65534",
                "--expose", os.path.dirname(os.path.realpath(ncu)), "--", *cmd]
     env = {**os.environ, "HOME": scratch, "TMPDIR": scratch, "PYTHONPATH": "/opt/kernelboard"}
     try:

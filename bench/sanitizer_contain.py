@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from evaluator import sanitize  # noqa: E402
+from evaluator.judge import sanitize  # noqa: E402
 
 LIMIT_S = float(os.environ.get("BENCH_LIMIT_S", "120"))
 

@@ -34,7 +34,7 @@ TASKS = ("softmax", "layernorm", "gelu_bias_residual", "matmul_bias_relu", "tran
 
 KEYS_CHILD = r"""
 import json, sys, time, torch, triton
-from evaluator import _verify
+from evaluator.common import _verify
 spec = sys.argv[1] == "specialize"
 fn = triton.jit(_verify.keyed_sum.fn) if spec else _verify.keyed_sum
 words = torch.randint(-2**31, 2**31 - 1, (1 << 24,), dtype=torch.int32, device="cuda")

@@ -15,21 +15,21 @@ package itself (tests/foundation/test_layers.py enforces it; docs/architecture.m
 - the words people read for its states: `verdict_word`, `status_word`, `state_word`
   (evaluator/words.py, the one table of them);
 - the task registry: `TASKS`, `get_task` (imports torch on first use);
-- the ruler: `calibrate_tasks` (evaluator.calibrate.calibrate; imports torch on first use).
+- the ruler: `calibrate_tasks` (evaluator.judge.calibrate.calibrate; imports torch on first use).
 
 Importing the package is cheap (no torch) until a torch-backed name is used. The judge itself runs
 through `python -m evaluator run` or `evaluator.api.evaluate_file`; see docs/evaluator.md.
 """
-from .profile_report import MAX_FILE_BYTES as PROFILE_FILE_MAX_BYTES
-from .progress import latest as progress_latest
-from .progress import words as progress_words
-from .profile_report import summary_lines as profile_summary
-from .report import CODES, DEVICES, MODES, ReportError, time_split, verdict_for
-from .report import empty as empty_report
-from .report import validate as validate_report
-from .upload import MAX_BYTES, check_signature, check_upload, validate_source
-from .upload import parse as parse_python
-from .words import significant, state_word, status_word, verdict_word
+from evaluator.contract.profile_report import MAX_FILE_BYTES as PROFILE_FILE_MAX_BYTES
+from evaluator.contract.progress import latest as progress_latest
+from evaluator.contract.progress import words as progress_words
+from evaluator.contract.profile_report import summary_lines as profile_summary
+from evaluator.contract.report import CODES, DEVICES, MODES, ReportError, time_split, verdict_for
+from evaluator.contract.report import empty as empty_report
+from evaluator.contract.report import validate as validate_report
+from evaluator.contract.upload import MAX_BYTES, check_signature, check_upload, validate_source
+from evaluator.contract.upload import parse as parse_python
+from evaluator.contract.words import significant, state_word, status_word, verdict_word
 
 __all__ = ["CODES", "DEVICES", "MAX_BYTES", "MODES", "PROFILE_FILE_MAX_BYTES", "ReportError", "TASKS",
            "calibrate_tasks", "check_signature", "check_upload", "empty_report", "get_task", "parse_python",
@@ -41,12 +41,12 @@ __all__ = ["CODES", "DEVICES", "MAX_BYTES", "MODES", "PROFILE_FILE_MAX_BYTES", "
 def __getattr__(name: str):
     """The torch-backed names, imported when first asked for (PEP 562)."""
     if name in ("TASKS", "get_task"):
-        from . import tasks
+        from evaluator import tasks
 
         return getattr(tasks, name)
     if name == "calibrate_tasks":
-        # not `calibrate`: once imported, the submodule evaluator.calibrate is that attribute
-        from .calibrate import calibrate
+        # not `calibrate`: once imported, the submodule evaluator.judge.calibrate is that attribute
+        from evaluator.judge.calibrate import calibrate
 
         return calibrate
     raise AttributeError(f"module 'evaluator' has no attribute {name!r}")

@@ -1,3 +1,3 @@
-from .cli import finish, main
+from evaluator.cli import finish, main
 
 finish(main())

@@ -25,9 +25,9 @@ def evaluate_source(source: bytes | str, *, task: str, device: str = "cpu", mode
     is one, goes to `profile_out`."""
     import time
 
-    from .judge import evaluate
-    from .report import MODES
-    from .tasks import TASKS
+    from evaluator.judge.evaluation import evaluate
+    from evaluator.contract.report import MODES
+    from evaluator.tasks import TASKS
 
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; known: {', '.join(sorted(TASKS))}")
@@ -41,7 +41,8 @@ def evaluate_source(source: bytes | str, *, task: str, device: str = "cpu", mode
     judged = "test" if mode == "profile" else mode
     report = evaluate(source, task=task, device=device, mode=judged, time_limit_s=time_limit_s, scan=scan)
     if mode == "profile":
-        from . import profile, progress
+        from evaluator.judge import profile
+        from evaluator.contract import progress
 
         progress.note("profile")
         left = time_limit_s - (time.monotonic() - started)

@@ -8,15 +8,15 @@ could not run because of the judge's own side (JUDGE_FAILED), with its trace on 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import signal
 import sys
 from pathlib import Path
 
-from .report import MODES, time_split
-from .words import significant, verdict_word
+from evaluator.contract.report import MODES, time_split
+from evaluator.contract.words import significant, verdict_word
+from evaluator.wire.workdir import write_atomic
 
 
 class UsageError(Exception):
@@ -41,7 +41,7 @@ def finish(code: int) -> None:
     with torch loaded takes 0.4-0.7 s more on a 2-core CPU, after the report already exists, and
     on a GPU it also tears down the judge's CUDA context piece by piece; the kernel frees all of
     it when the process ends."""
-    from . import baseline_keep
+    from evaluator.judge import baseline_keep
 
     baseline_keep.close_all()
     sys.stdout.flush()
@@ -93,7 +93,7 @@ def _device(requested: str | None) -> str:
 
 
 def _task(name: str) -> None:
-    from .tasks import TASKS
+    from evaluator.tasks import TASKS
 
     if name not in TASKS:
         raise UsageError(f"unknown task {name!r}; known: {', '.join(sorted(TASKS))}")
@@ -105,7 +105,7 @@ def _run(args) -> int:
         raise UsageError(f"{args.file}: no such file")
     _task(args.task)
     device = _device(args.device)
-    from .api import evaluate_file
+    from evaluator.api import evaluate_file
 
     try:
         result = evaluate_file(path, task=args.task, device=device, mode=args.mode,
@@ -128,8 +128,8 @@ def _run(args) -> int:
 
 
 def _warm(args) -> int:
-    from .tasks import TASKS
-    from .warm import warm
+    from evaluator.tasks import TASKS
+    from evaluator.judge.warm import warm
 
     for name in args.task or ():
         _task(name)
@@ -148,25 +148,6 @@ def _warm(args) -> int:
     if args.json:
         write_atomic(args.json, json.dumps(results, indent=1))
     return 1 if failed else 0
-
-
-def write_atomic(path: str, text: str | bytes) -> None:
-    """Write through a new file renamed over `path`: a file or symlink planted at `path` (say in
-    /tmp, by the runner's user) is replaced, never written through."""
-    import os
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".report-")
-    try:
-        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def summary(r: dict) -> str:
@@ -188,7 +169,7 @@ def summary(r: dict) -> str:
     for code, reason in zip(r["reason_codes"], r["reasons"]):
         lines.append(f"  - [{code}] {reason}")
     if r.get("profile"):
-        from .profile_report import summary_lines
+        from evaluator.contract.profile_report import summary_lines
 
         lines += summary_lines(r["profile"])
     phases = r.get("phases", {})
@@ -197,7 +178,7 @@ def summary(r: dict) -> str:
 
 
 def _test_shape_count(name: str) -> int | None:
-    from .tasks import get_task
+    from evaluator.tasks import get_task
 
     try:
         return len(get_task(name).test_shapes)
@@ -210,8 +191,8 @@ def _ms(x) -> str:
 
 
 def _calibrate(args) -> int:
-    from .calibrate import calibrate, table
-    from .tasks import TASKS
+    from evaluator.judge.calibrate import calibrate, table
+    from evaluator.tasks import TASKS
 
     names = args.task or sorted(TASKS)
     for name in names:
@@ -228,7 +209,7 @@ def _calibrate(args) -> int:
 
 
 def _tasks() -> int:
-    from .tasks import TASKS
+    from evaluator.tasks import TASKS
 
     for name, task in sorted(TASKS.items()):
         print(f"{name:22s} {task.title}")

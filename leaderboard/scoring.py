@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 # Roofline ceilings. H200: measured device-to-device copy and dense bf16 peak (docs/tasks.md).
-# CPU: the judge's own (evaluator.timing.CPU_BANDWIDTH, CPU_PEAK_FLOPS; a test keeps them equal),
+# CPU: the judge's own (evaluator.common.timing.CPU_BANDWIDTH, CPU_PEAK_FLOPS; a test keeps them equal),
 # deliberately above any CPU: the floor a page shows is the one the judge checked the run against.
 CEILINGS = {
     "cuda:NVIDIA H200": {"bandwidth_bytes_s": 4.27e12, "peak_flop_s": 790e12},

@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import Task
+from evaluator.tasks.base import Task
 
 __all__ = ["TASKS", "Task", "get_task"]
 

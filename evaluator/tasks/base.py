@@ -154,7 +154,7 @@ def fast_inputs():
 
 
 def _fastgen():
-    from .. import fastgen
+    from evaluator.common import fastgen
 
     return fastgen
 

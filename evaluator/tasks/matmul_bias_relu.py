@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import full_fp32, functions_of, generator, signed_matrix, Task, Tolerance, varied_rows
+from evaluator.tasks.base import (full_fp32, functions_of, generator, signed_matrix, Task, Tolerance, varied_rows)
 
 
 def reference(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:

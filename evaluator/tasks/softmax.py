@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import FP32_ROW_TASK, functions_of, generator, Task, varied_rows
+from evaluator.tasks.base import FP32_ROW_TASK, functions_of, generator, Task, varied_rows
 
 
 def reference(x: torch.Tensor) -> torch.Tensor:

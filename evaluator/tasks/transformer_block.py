@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .base import full_fp32, functions_of, generator, signed_matrix, Task, Tolerance, varied_rows
+from evaluator.tasks.base import (full_fp32, functions_of, generator, signed_matrix, Task, Tolerance, varied_rows)
 
 HEAD_DIM = 128
 EPS = 1e-6

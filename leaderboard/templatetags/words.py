@@ -1,4 +1,4 @@
-"""Template filters that print a submission's state in the one vocabulary of evaluator.words:
+"""Template filters that print a submission's state in the one vocabulary of evaluator.contract.words:
 "Verified (test run)", "Flagged", "Disqualified", "Queued"."""
 from __future__ import annotations
 

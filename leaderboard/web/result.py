@@ -128,7 +128,7 @@ def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
     """{"title", "why", "tone"}: what happened, in one line each."""
     s = submission
     first = sentence((s.reasons or [""])[0])
-    # each title starts with the state's word (evaluator.words), the same word as every other page
+    # each title starts with the state's word (evaluator.contract.words), the same word as every other page
     word = verdict_word(s.verdict, s.mode, hidden=s.hidden)
     if s.status == Submission.Status.QUEUED:
         # the title says what the plain queued phase would: the line says only more than that

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from evaluator import affinity
+from evaluator.wire import affinity
 
 CHILD = r"""
 import os, sys, threading, time

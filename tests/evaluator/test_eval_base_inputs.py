@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from evaluator import batch, timed
-from evaluator.checker import Checker
+from evaluator.judge import batch
+from evaluator.judge import timed
+from evaluator.judge.checker import Checker
 from evaluator.tasks import get_task
 
 

@@ -11,8 +11,10 @@ import time
 
 import pytest
 
-from evaluator import baseline_keep, isolation, runner_process
-from evaluator.judge import Evaluation
+from evaluator.judge import baseline_keep
+from evaluator.wire import isolation
+from evaluator.judge import runner_process
+from evaluator.judge.evaluation import Evaluation
 
 pytestmark = pytest.mark.skipif(not isolation.is_root(), reason="runners are kept only when the judge is root")
 
@@ -81,7 +83,7 @@ def test_kept_runners_end_with_the_process(tmp_path, how):
     script.write_text(textwrap.dedent(f"""
         import os, signal, sys, tempfile, time
         sys.path.insert(0, {str(isolation.PACKAGE_ROOT)!r})
-        from evaluator import baseline, baseline_keep
+        from evaluator.judge import baseline, baseline_keep
         # what a ranked evaluation leaves when it ends: its runner, stopped between two requests
         cache = tempfile.mkdtemp()
         work = baseline.Workdir("softmax")

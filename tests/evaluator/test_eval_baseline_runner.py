@@ -5,8 +5,8 @@ import os
 import shutil
 import tempfile
 
-from evaluator import baseline
-from evaluator.judge import Evaluation
+from evaluator.judge import baseline
+from evaluator.judge.evaluation import Evaluation
 
 MARKER = "submission_marker_7f3a1c"
 

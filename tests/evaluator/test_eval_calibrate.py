@@ -9,8 +9,8 @@ import json
 import pytest
 
 from evaluator.api import evaluate_source
-from evaluator.calibrate import calibrate, sources, table
-from evaluator.report import REJECT_CODES
+from evaluator.judge.calibrate import calibrate, sources, table
+from evaluator.contract.report import REJECT_CODES
 
 # The batch clock on this shared 2-core box, with its short CPU batches, read 1.11 / 0.96
 # (reference vs eager, compile vs compile); longer batches, fewer of them, read 0.64-1.35

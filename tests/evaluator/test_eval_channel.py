@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from evaluator import channel
+from evaluator.wire import channel
 
 
 def test_frames_round_trip(pipe):

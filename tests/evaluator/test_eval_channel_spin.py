@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from evaluator import channel
+from evaluator.wire import channel
 
 
 def test_a_frame_already_there_is_read_at_once(pipe):

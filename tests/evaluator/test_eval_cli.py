@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.report import validate
+from evaluator.contract.report import validate
 
 ROOT = Path(__file__).resolve().parents[2]
 HONEST = Path(__file__).parent / "fixtures" / "softmax_triton.py"

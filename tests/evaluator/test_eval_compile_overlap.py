@@ -7,8 +7,9 @@ import types
 
 import pytest
 
-from evaluator import baseline, baseline_compile
-from evaluator.judge import Evaluation
+from evaluator.judge import baseline
+from evaluator.judge import baseline_compile
+from evaluator.judge.evaluation import Evaluation
 
 WRONG = """\
 import torch

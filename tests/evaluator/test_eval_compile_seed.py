@@ -5,8 +5,9 @@ import os
 import shutil
 import tempfile
 
-from evaluator import compile_seed, workdir
-from evaluator.judge import Evaluation
+from evaluator.judge import compile_seed
+from evaluator.wire import workdir
+from evaluator.judge.evaluation import Evaluation
 
 
 # The copy is made before the submission is imported, so these submissions end the evaluation at

@@ -9,7 +9,7 @@ from interp_helpers import interpreted
 SCRIPT = textwrap.dedent("""
     import json
     import torch
-    from evaluator import fastcheck
+    from evaluator.common import fastcheck
     from evaluator.tasks.base import Tolerance
 
     fastcheck._ready = lambda *t: fastcheck._load() is not None

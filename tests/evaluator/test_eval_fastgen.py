@@ -10,8 +10,8 @@ from interp_helpers import interpreted
 SCRIPT = textwrap.dedent("""
     import json
     import torch
-    from evaluator import fastgen
-    from evaluator.checker import Checker
+    from evaluator.common import fastgen
+    from evaluator.judge.checker import Checker
     from evaluator.tasks import base, get_task
 
     fastgen._ready = lambda device: fastgen._load() is not None

@@ -9,9 +9,11 @@ import copy
 
 import pytest
 
-from evaluator import gpustate, report, verdict
-from evaluator.judge import Evaluation
-from evaluator.report import ReportError, empty, validate
+from evaluator.judge import gpustate
+from evaluator.contract import report
+from evaluator.judge import verdict
+from evaluator.judge.evaluation import Evaluation
+from evaluator.contract.report import ReportError, empty, validate
 from evaluator.tasks import get_task
 
 UUID = "9a2c3e55-1b7d-4f0a-8e61-0c5d2f4b7a19"

@@ -6,7 +6,7 @@ import ctypes
 import pytest
 import torch
 
-from evaluator import ipc
+from evaluator.wire import ipc
 
 CUDA_ERROR_INVALID_VALUE = 1
 
@@ -161,7 +161,7 @@ def test_malformed_descriptors_are_refused(driver, change):
 def test_an_output_in_the_mapped_inputs_is_named_as_aliasing(driver):
     """A kernel that returns its input hands back memory the runner mapped from the checker: the
     driver will not export it again, and the runner says why instead of crashing."""
-    from evaluator.runner_batch import BatchCalls
+    from evaluator.runner.batch import BatchCalls
 
     driver.alloc(0x10000, 1 << 20, buffer_id=11)
     inputs = ipc.Mapper().address(ipc.Exporter().export(Tensor(0x10000)), 1 << 20)

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from evaluator.report import MAX_LOGS, validate
+from evaluator.contract.report import MAX_LOGS, validate
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="the judge drops privileges only as root")
 

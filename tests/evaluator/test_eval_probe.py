@@ -4,7 +4,7 @@ to test the decision: the probe's readings are scripted here; the GPU measures t
 the exploit tests on a GPU host (tests/exploits, a kernel left running)."""
 import pytest
 
-from evaluator import timing
+from evaluator.common import timing
 
 
 class Scripted(timing.Probe):

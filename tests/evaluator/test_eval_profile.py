@@ -5,8 +5,9 @@ import os
 
 import pytest
 
-from evaluator import profile, profile_report
-from evaluator.report import ReportError, empty, validate
+from evaluator.judge import profile
+from evaluator.contract import profile_report
+from evaluator.contract.report import ReportError, empty, validate
 
 HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
           '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value","Rule Name",'

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluator import profile
-from evaluator.checks import Failure
+from evaluator.judge import profile
+from evaluator.common.checks import Failure
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

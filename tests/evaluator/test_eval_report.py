@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from evaluator.report import CODES, ReportError, empty, validate, verdict_for
+from evaluator.contract.report import CODES, ReportError, empty, validate, verdict_for
 
 
 def good():

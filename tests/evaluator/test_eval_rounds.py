@@ -7,7 +7,8 @@ import types
 
 import pytest
 
-from evaluator import batch, timed
+from evaluator.judge import batch
+from evaluator.judge import timed
 
 
 def _batches(evaluate, honest, tmp_path, monkeypatch, reps) -> dict:

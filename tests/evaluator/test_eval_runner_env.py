@@ -1,7 +1,8 @@
 """What a runner's process starts with (runner_process.runner_env): on the CPU glibc's malloc
 thresholds are fixed, so that whether a call's fresh output pages fault in does not depend on the
 process's history (docs/evaluator.md, the CPU ruler and glibc's malloc)."""
-from evaluator import runner_process, workdir
+from evaluator.judge import runner_process
+from evaluator.wire import workdir
 
 
 def test_cpu_runners_fix_mallocs_thresholds_and_gpu_runners_leave_them():

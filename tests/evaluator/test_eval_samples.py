@@ -5,7 +5,7 @@ import statistics
 
 import pytest
 
-from evaluator import timed
+from evaluator.judge import timed
 
 
 def _score(row: dict) -> float:

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from evaluator import sanitize
+from evaluator.judge import sanitize
 from proc_helpers import pids_where
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the tools are contained only when the judge is root")
@@ -232,7 +232,7 @@ def test_after_the_verdict_the_tools_compile_into_the_runners_own_triton_cache(t
     tool(f'echo "$TRITON_CACHE_DIR" > {seen}\n'
          f'touch "$TRITON_CACHE_DIR/written-by-the-tool" && echo "uid=$(id -u) wrote" >> {seen}')
     monkeypatch.setattr(sanitize, "wanted", lambda report: True)  # a CPU evaluation: no tool otherwise
-    from evaluator.judge import Evaluation
+    from evaluator.judge.evaluation import Evaluation
 
     source = b"from evaluator.tasks import get_task\ncustom_kernel = get_task('softmax').reference\n"
     report = Evaluation(source, task="softmax", device="cpu", mode="test").run()

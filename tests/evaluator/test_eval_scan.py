@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.scan import needs_gpu, scan
+from evaluator.judge.scan import needs_gpu, scan
 
 HONEST_SOFTMAX = Path(__file__).parent / "fixtures" / "softmax_triton.py"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import random
 
-from evaluator import touched
-from evaluator.batch import Timed
+from evaluator.judge import touched
+from evaluator.judge.batch import Timed
 
 ROUNDS = 10
 CALLS = 70
@@ -114,7 +114,7 @@ def test_the_reason_counts_the_rounds_and_quotes_the_readings():
 
 
 def test_the_cpu_checker_has_no_probe():
-    from evaluator.checker import Checker
+    from evaluator.judge.checker import Checker
     from evaluator.tasks import get_task
 
     assert Checker(get_task("softmax"), "cpu").probe() == 0.0

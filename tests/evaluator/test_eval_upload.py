@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from evaluator import MAX_BYTES, check_signature, validate_source
-from evaluator.upload import check_upload
+from evaluator.contract.upload import check_upload
 
 HONEST_SOFTMAX = Path(__file__).parent / "fixtures" / "softmax_triton.py"
 
@@ -100,7 +100,8 @@ def test_uploads_checked_on_many_threads_parse_one_at_a_time(monkeypatch):
     import threading
     import time
 
-    from evaluator import scan, upload
+    from evaluator.judge import scan
+    from evaluator.contract import upload
 
     inside, most = [0], [0]
     real = ast.parse

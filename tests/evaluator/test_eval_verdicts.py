@@ -2,7 +2,7 @@
 the right reason code. Each submission is a few lines so the test says what it breaks."""
 import pytest
 
-from evaluator.report import validate
+from evaluator.contract.report import validate
 
 # a correct softmax written with torch ops (no Triton): enough to break one thing at a time
 TORCH_SOFTMAX = """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from evaluator.warm import warm
+from evaluator.judge.warm import warm
 
 
 def test_warm_compiles_once_and_then_finds_the_task_warm(tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator import readings
+from evaluator.contract import readings
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "gpu_records"
 INDEX = json.loads((DATA / "index.json").read_text())

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluator import timed, touched
-from evaluator.batch import Timed
+from evaluator.judge import timed
+from evaluator.judge import touched
+from evaluator.judge.batch import Timed
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "gpu_records"
 INDEX = json.loads((DATA / "index.json").read_text())
@@ -102,7 +103,7 @@ def test_the_recorded_gpu_states_of_honest_runs_are_not_throttled():
     """gpu_throttled replayed on the NVML readings the same runs reported before and after timing
     (an H100 at 1980 MHz throughout; transformer_block's reading after timing named the power cap,
     which an honest run at full load reaches)."""
-    from evaluator import gpustate
+    from evaluator.judge import gpustate
 
     states = [m["gpu_state"] for _, _, m in ENTRIES if m.get("gpu_state")]
     assert len(states) >= 5

@@ -97,7 +97,7 @@ def test_example_matches_gold_at_benchmark_shapes_on_gpu(name):
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_example_is_plain_triton(name):
     """The work is done in Triton: no torch maths calls, and nothing the source scan flags."""
-    from evaluator.scan import scan
+    from evaluator.judge.scan import scan
 
     source = (ROOT / "examples" / f"{name}.py").read_text()
     assert scan(source) == []

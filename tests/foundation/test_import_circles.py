@@ -1,5 +1,6 @@
-"""No import circle inside leaderboard/: every import of one of its modules by another (inside
-functions too) is an edge, and the graph must have a topological order.
+"""No import circle inside leaderboard/, evaluator/ or sandbox/: every import of one of a
+package's modules by another (inside functions too) is an edge, and the graph must have a
+topological order.
 
 A circle hides which module is the lower layer; the services send Celery tasks by name so that
 the task module can call them without either importing the other. The checker is run on a
@@ -7,6 +8,8 @@ planted circle first, so that one that finds nothing cannot pass."""
 import ast
 import graphlib
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "leaderboard"
@@ -55,9 +58,9 @@ def circle(graph: dict[str, set[str]]) -> list[str]:
     return []
 
 
-def package_sources() -> dict[str, tuple[str, bool]]:
+def package_sources(package: str = PACKAGE) -> dict[str, tuple[str, bool]]:
     sources = {}
-    for path in sorted((ROOT / PACKAGE).rglob("*.py")):
+    for path in sorted((ROOT / package).rglob("*.py")):
         if "migrations" in path.parts:
             continue
         sources[module_name(path)] = (path.read_text(), path.name == "__init__.py")
@@ -82,5 +85,6 @@ def test_the_checker_reads_the_real_edges():
     assert "leaderboard.scoring" in graph["leaderboard.selectors"]
 
 
-def test_leaderboard_has_no_import_circle():
-    assert circle(import_graph(package_sources())) == []
+@pytest.mark.parametrize("package", ["leaderboard", "evaluator", "sandbox"])
+def test_no_import_circle(package):
+    assert circle(import_graph(package_sources(package))) == []

@@ -60,7 +60,7 @@ def test_the_checker_finds_planted_violations():
     assert violations("evaluator", "def f():\n    from leaderboard import services\n")
     assert violations("evaluator", "import django.conf\n")
     assert violations("sandbox", "from leaderboard.models import Submission\n")
-    assert violations("leaderboard", "from evaluator.upload import check_upload\n")
+    assert violations("leaderboard", "from evaluator.contract.upload import check_upload\n")
     assert violations("leaderboard", "import evaluator.judge\n")
     assert violations("leaderboard", "from evaluator import judge\n")
     assert violations("leaderboard", "from evaluator import check_upload, validate_report\n") == []

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.api import evaluate_file
-from evaluator.profile import find_ncu
+from evaluator.judge.profile import find_ncu
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "softmax.py"

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator import sanitize
+from evaluator.judge import sanitize
 from evaluator.api import evaluate_file
 
 HERE = Path(__file__).parent

@@ -336,9 +336,9 @@ def test_a_gpu_box_is_told_which_host_gpu_it_was_given_and_sees_it_as_device_0()
 def test_a_cuda_box_sees_exactly_one_gpu(backend):
     import subprocess
 
-    from evaluator.startup import gpu_uuid
+    from evaluator.judge.startup import gpu_uuid
 
-    outcome = run_probe(backend, "import os, torch; from evaluator.startup import gpu_uuid; "
+    outcome = run_probe(backend, "import os, torch; from evaluator.judge.startup import gpu_uuid; "
                                  "print('gpus', torch.cuda.device_count(), gpu_uuid(0), "
                                  "os.environ['EVALUATOR_HOST_GPU'])", device="cuda")
     assert outcome.exit_code == 0, outcome.logs

@@ -52,7 +52,7 @@ def _judge_mark(cache, *, torch_version, triton_version):
     """The mark as the judge itself names it (evaluator/baseline_compile.py)."""
     from types import SimpleNamespace
 
-    from evaluator import baseline_compile
+    from evaluator.judge import baseline_compile
 
     ev = SimpleNamespace(task_name="softmax", device="cuda", cache=str(cache),
                          report={"gpu_name": "NVIDIA H200",

@@ -109,7 +109,7 @@ def test_evaluate_refuses_a_missing_file(tmp_path):
 def test_the_published_cpu_floor_is_the_one_the_judge_checks_against():
     """One floor per shape: the site's CPU ceilings are the judge's, so the table and the log of
     one run print the same number."""
-    from evaluator import timing
+    from evaluator.common import timing
     from evaluator.tasks import TASKS
 
     from leaderboard import scoring

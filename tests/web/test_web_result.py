@@ -116,7 +116,7 @@ def test_the_result_chart_has_every_side_with_its_band_and_the_floor(client, tas
 
 def test_the_floor_in_the_table_is_the_one_in_the_log(client, task, owner):
     """The judge checks a CPU run against its own ceilings and logs that floor; the table shows it."""
-    from evaluator import timing
+    from evaluator.common import timing
     from evaluator.tasks import get_task
 
     shape = task.bench_shapes["cpu"][0]

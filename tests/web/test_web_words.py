@@ -135,7 +135,7 @@ def test_the_worker_logs_a_stored_result_in_the_same_words(task, owner, caplog):
 
 def test_the_evaluators_summary_prints_the_same_words():
     from evaluator.cli import summary
-    from evaluator.report import empty
+    from evaluator.contract.report import empty
 
     report = {**empty(task="softmax", mode="test", device="cpu"), "phases": {}}
     assert summary(report).splitlines()[0] == "softmax on cpu: Verified (test run)"

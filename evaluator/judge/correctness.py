@@ -1,0 +1,65 @@
+"""The correctness phase: every test shape called with fresh inputs and checked (the smallest ones
+twice on the same input, for determinism), one profiled call that records which operators and
+kernels ran, and after timing a re-check on fresh inputs called exactly like timed calls."""
+from __future__ import annotations
+
+import time
+
+from evaluator.judge import calls
+from evaluator.common import checks
+from evaluator.contract import progress
+from evaluator.common.checks import Failure
+from evaluator.common.shapes import fmt, shape_size
+from evaluator.judge.verdict import finite
+
+
+def run(ev) -> None:
+    t = time.monotonic()
+    for i, shape in enumerate(ev.task.test_shapes):
+        progress.note("correctness", k=i + 1, n=len(ev.task.test_shapes))
+        test_shape(ev, shape, ev.derive(ev.master, "test", i))
+    # one call recording which operators and kernels ran (a middle-sized shape: big enough
+    # that a library call shows, small enough for the CPU interpreter)
+    shape = sorted(ev.task.test_shapes, key=shape_size)[len(ev.task.test_shapes) // 2]
+    out = ev.call(shape, ev.derive(ev.master, "profile"), f"test shape {fmt(shape)}", keep=True,
+                  profile=True).out
+    ev.threads_base += ev.profiler_growth
+    ev.profiled = (shape, out.numel())
+    ev.send({"op": "release"})
+    ev.expect("released", time.monotonic() + calls.CALL_LIMIT_S)
+    ev.check_threads("during the correctness calls", "correctness")
+    ev.report["phases"]["correctness_s"] = time.monotonic() - t
+
+
+def test_shape(ev, shape: dict, seed: int) -> None:
+    """One row of the report's tests: passed, or the first failure (which ends the evaluation)."""
+    where = f"test shape {fmt(shape)}"
+    try:
+        first = ev.call(shape, seed, where, check=True, keep=True, first=True)
+        if shape in ev.small_shapes:
+            again = ev.call(shape, seed, where + " (second call, same input)", check=True, keep=True)
+            if not checks.deterministic(first.out, again.out, ev.task.tolerance):
+                raise Failure(("nondeterministic", f"{where}: two calls on the same input "
+                                                   "returned different answers"))
+    except Failure as f:
+        ev.report["tests"].append({"shape": dict(shape), "passed": False, "max_abs_err": None,
+                                   "message": f.problems[0][1][:1000]})
+        raise
+    ev.report["tests"].append({"shape": dict(shape), "passed": True, "max_abs_err": finite(first.err),
+                               "message": ""})
+
+
+def recheck(ev) -> None:
+    """Fresh inputs on the small test shapes after timing, each call followed by the runner stopped
+    (and the GPU probe sampled) as after a timed batch."""
+    for i, shape in enumerate(ev.small_shapes):
+        ev.call(shape, ev.derive(ev.master, "recheck", i), f"re-check on test shape {fmt(shape)}")
+        ev.runner.stop()
+        try:
+            if ev.probe:
+                ev.probe.sample()
+                if i == len(ev.small_shapes) - 1 and ev.probe.slow():
+                    ev.probe.confirm()
+        finally:
+            ev.runner.cont()
+    ev.check_threads("after timing", "after")

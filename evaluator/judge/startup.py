@@ -1,0 +1,186 @@
+"""The setup phase of an evaluation: the judge's caches and ceilings, then the processes (the
+candidate's runner, in ranked mode the trusted baseline runner with torch.compile already compiled
+and, on the GPU, one checker per runner), up to the moment the submission is imported.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import stat
+import tempfile
+import time
+
+import torch
+
+from evaluator.judge import baseline_compile
+from evaluator.judge import batch
+from evaluator.judge import calls
+from evaluator.judge import compile_seed
+from evaluator.wire import isolation
+from evaluator.judge import sanitize
+from evaluator.common import timing
+from evaluator.wire import workdir
+from evaluator.common.checks import Failure
+from evaluator.judge.runner_process import Runner
+from evaluator.common.shapes import bench_shapes, shape_size
+
+SMALL_SHAPES_CPU = 3  # on CPU only this many of the smallest test shapes are called twice / re-checked
+
+
+def judge_cache_dir() -> str | None:
+    """A persistent directory for the judge's torch.compile caches that the runner cannot write.
+    Only when the runner is another user (or EVALUATOR_JUDGE_CACHE names one explicitly): a runner
+    of the judge's own uid could poison a shared cache, so then each evaluation starts empty."""
+    explicit = os.environ.get("EVALUATOR_JUDGE_CACHE")
+    if explicit:
+        path = explicit
+    elif isolation.is_root():
+        base = os.environ.get("XDG_CACHE_HOME") or "/var/tmp"
+        path = os.path.join(base, f"evaluator-judge-{os.getuid()}")
+    else:
+        return None
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)  # not a symlink planted by someone else, nor their directory
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+            return None
+    except OSError:
+        return None
+    return path
+
+
+def gpu_uuid(device: int) -> str | None:
+    """The device's UUID as nvidia-smi writes it ("GPU-" and 32 hex digits in groups): the one
+    name of a physical GPU that does not depend on which devices a process was given."""
+    uuid = getattr(torch.cuda.get_device_properties(device), "uuid", None)
+    return f"GPU-{uuid}" if uuid is not None else None
+
+
+def prepare(ev) -> None:
+    """Everything the judge needs before any process starts: caches, the task, the shapes, the
+    device's ceilings and the submission's work directory."""
+    cache = judge_cache_dir()
+    if cache is None:
+        ev.tmp_cache = cache = tempfile.mkdtemp(prefix="evaluator-judge-")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
+    ev.cache = cache
+    if not isolation.is_root():
+        isolation.make_undumpable()
+    from evaluator.tasks import get_task
+
+    ev.task = get_task(ev.task_name)
+    ev.caller = calls.Caller(ev.task, ev.device, ev.master)
+    import triton
+
+    ev.report["versions"] = {"python": platform.python_version(), "torch": torch.__version__,
+                             "triton": triton.__version__, "cuda": torch.version.cuda}
+    if ev.device == "cuda":
+        torch.cuda.set_device(0)
+        ev.report["gpu_name"] = torch.cuda.get_device_name(0)
+        ev.report["gpus_visible"] = torch.cuda.device_count()
+        ev.report["gpu_uuid"] = gpu_uuid(0)
+        host = os.environ.get("EVALUATOR_HOST_GPU", "")
+        ev.report["gpu_index"] = int(host) if host.isdigit() else None
+    ev.quick = timing.quick() and ev.device == "cpu"
+    if ev.device == "cuda":
+        ev.small_shapes = list(ev.task.test_shapes)
+    else:
+        ev.small_shapes = sorted(ev.task.test_shapes, key=shape_size)[:SMALL_SHAPES_CPU]
+    ev.bench_shapes = bench_shapes(ev.task, ev.device)
+    # measured before any submission code exists on this machine. GPU only: on a multi-core
+    # CPU a busy background process need not slow the probe; there the tree-wide SIGSTOP is
+    # the defence
+    ev.probe = timing.Probe(ev.device) if ev.device == "cuda" and ev.mode == "ranked" else None
+    if ev.mode == "ranked":
+        ev.ceilings = ceilings(ev)
+        ev.report["ceilings"] = dict(ev.ceilings)
+    ev.work = workdir.Workdir(ev.source)
+
+
+def ceilings(ev) -> dict:
+    """The device's bandwidth and peak FLOP rate; on the GPU cached per device and torch version in
+    the judge's cache."""
+    if ev.device != "cuda":
+        return timing.measure_ceilings("cpu")
+    key = "".join(c if c.isalnum() else "_" for c in f"{ev.report['gpu_name']}-{torch.__version__}")
+    path = os.path.join(ev.cache, f"ceilings-{key}.json")
+    with contextlib.suppress(OSError, ValueError):
+        with open(path) as f:
+            cached = json.load(f)
+        cached["source"] = "cached"
+        return cached
+    measured = timing.measure_ceilings("cuda")
+    with contextlib.suppress(OSError):
+        with open(path, "w") as f:
+            json.dump(measured, f)
+    return measured
+
+
+def start(ev) -> None:
+    """Start the runner (and in ranked mode the checkers and the baselines), then have it import
+    the submission; the report records how the runner is isolated."""
+    ev.runner = Runner(ev.work, task=ev.task_name, device=ev.device)
+    if ev.mode == "ranked" and ev.device == "cuda":
+        start_checkers(ev)
+    if ev.mode == "ranked":
+        if baseline_compile.overlaps(ev):
+            # the judge's cache holds this task's picks: the compile runs beside the correctness
+            # phase, and the picks are copied for the submission now (baseline_compile.py)
+            ev.compiling = baseline_compile.Overlap(ev)
+        else:
+            baseline_compile.run(ev)
+        # before the submission loads, from picks the judge's cache holds (made just now, or by
+        # an earlier evaluation when the compile runs beside): a torch.compile inside the
+        # submission then picks the kernels the baseline runs (evaluator/compile_seed.py)
+        try:
+            ev.report["compile_cache"] = compile_seed.seed(ev.work, ev.cache) \
+                if compile_seed.enabled() else "off (EVALUATOR_COMPILE_SEED=0)"
+        except OSError as e:
+            ev.report["compile_cache"] = f"not copied: {e}"[:200]
+        # once inductor has nothing left to benchmark (the submission must not load the GPU
+        # while it picks the baselines' kernels), beside the correctness phase; joined before
+        # the timing
+        ev.sanitizer = sanitize.Early.begin(ev)
+    t = time.monotonic()
+    ev.report["phases"]["setup_s"] = t - ev.t0
+    try:
+        hello = ev.expect("hello", ev.deadline)
+    except Failure as f:
+        # nothing of the submission has run yet: this is the evaluator's failure, not a verdict
+        raise RuntimeError(f"the runner failed to start ({f}); its stderr:\n"
+                           + workdir.logs(ev.work)[-4000:]) from None
+    ev.thread_names_base = ev.runner.thread_names()
+    ev.threads_base = len(ev.thread_names_base)
+    # sent before the submission exists, so trusted: threads one profiler session starts
+    growth = hello.get("profiler_growth")
+    ev.profiler_growth = growth if isinstance(growth, int) and 0 <= growth <= 4 else 0
+    for checker in ev.checkers.values():
+        checker.call("ping")  # non-dumpable and answering before the submission exists
+    ev.send({"op": "load"})
+    ev.expect("ready", ev.deadline)
+    # the runner starts while the judge compiles: count only the time spent waiting for it
+    ev.report["phases"]["startup_s"] = time.monotonic() - t
+    ev.report["isolation"] = isolation_report(ev.runner, hello)
+    ev.check_threads("after the submission was imported", "import")
+
+
+def isolation_report(runner, hello: dict) -> dict:
+    notes = hello.get("notes") if isinstance(hello.get("notes"), list) else []
+    status = runner.status()
+    iso = {"judge_uid": os.geteuid(), **status}
+    iso["separate_user"] = status.get("runner_uid", os.geteuid()) != os.geteuid()
+    iso["note"] = "; ".join(str(n) for n in notes)[:250] or (
+        "" if iso["separate_user"] else "the runner shares the judge's uid (the judge is not root)")
+    return iso
+
+
+def start_checkers(ev) -> None:
+    """GPU: one checker process per runner, of that runner's uid (CUDA IPC fails across
+    users), started before any submission code exists (batch.py, checker.py)."""
+    ev.checkers["cand"] = batch.CheckerProcess(ev.task_name, uid=ev.work.uid, cache=ev.work.private_dir(),
+                                               log_dir=str(ev.work.path))
+    ev.checkers["base"] = batch.CheckerProcess(ev.task_name, uid=os.getuid(), cache=ev.cache,
+                                               log_dir=str(ev.work.path))
