@@ -71,6 +71,7 @@ def _board(request, name: str, device: Optional[str]) -> dict:
              "page": link(request, "submission_detail", r["pk"]),
              "code_open": bool(code_open[r["pk"]]),
              "speedup_vs_compile": r["speedup_vs_compile"], "speedup_vs_eager": r["speedup_vs_eager"],
+             "median_ms": r["median_ms"], "noisy": r["noisy"],
              "pct_of_floor": r["pct_of_floor"], "gpu_name": r["gpu_name"], "created_at": iso_utc(r["created_at"])}
             for r in rows
         ],
