@@ -150,7 +150,9 @@ class TaskOut(Out):
     title: str
     signature: str
     best_speedup_vs_compile: Optional[float]
-    submissions: int
+    submissions: int = Field(description="Every evaluation of the task: every mode (test and profile runs too) "
+                                         "and every outcome (rejected ones too).")
+    verified_ranked: int = Field(description="The verified ranked results among them that rank (any device).")
     leaderboard: Link
 
 

@@ -8,13 +8,19 @@ import re
 
 from django.urls import reverse
 
-from leaderboard import scoring
+from leaderboard import scoring, services
 from leaderboard.models import Submission
-from web_helpers import make_done
+from web_helpers import H200, SOURCE, report_for
 
 
-def with_shapes(sub: Submission, rows: list[dict]) -> Submission:
-    Submission.objects.filter(pk=sub.pk).update(report={**sub.report, "shapes": rows})
+def done_with_shapes(task, user, rows: list[dict], *, speedup=1.2) -> Submission:
+    """A ranked result whose report has these benchmark rows, stored as the worker stores it
+    (claim, then store_result): the board's time and noise mark are stored with it."""
+    report = {**report_for(task, speedup=speedup), "shapes": rows}
+    sub = Submission.objects.create(user=user, task=task, mode="ranked", device_type=H200, source=SOURCE,
+                                    filename="k.py", celery_task_id="t")
+    claimed = services.submission_claim(submission_id=sub.pk, worker="test")
+    assert services.submission_store_result(submission=claimed, report=report)
     return Submission.objects.get(pk=sub.pk)
 
 
@@ -46,8 +52,9 @@ def test_board_time_is_the_geometric_mean_and_noisy_is_the_result_pages_rule():
 
 
 def test_the_task_page_and_the_api_board_show_the_time_and_mark_a_noisy_run(client, task, owner, other):
-    quiet = with_shapes(make_done(task, owner, speedup=1.4), [row(0.125)])
-    noisy = with_shapes(make_done(task, other, speedup=1.2), [row(0.2, band=0.4)])
+    quiet = done_with_shapes(task, owner, [row(0.125)], speedup=1.4)
+    noisy = done_with_shapes(task, other, [row(0.2, band=0.4)], speedup=1.2)
+    assert (quiet.median_ms, quiet.noisy, noisy.median_ms, noisy.noisy) == (0.125, False, 0.2, True)
     html = client.get(reverse("task_detail", args=[task.name]) + "?device=cuda:NVIDIA H200").content.decode()
     cells = board_cells(html)
     assert cells["owner"]["Time"] == "0.125 ms" and cells["other"]["Time"] == "0.200 ms"
@@ -66,8 +73,25 @@ def test_the_task_page_and_the_api_board_show_the_time_and_mark_a_noisy_run(clie
 
 
 def test_several_benchmark_shapes_show_their_geometric_mean(client, task, owner):
-    with_shapes(make_done(task, owner), [row(0.1, shape={"M": 1}), row(0.4, shape={"M": 2})])
+    done_with_shapes(task, owner, [row(0.1, shape={"M": 1}), row(0.4, shape={"M": 2})])
     html = client.get(reverse("task_detail", args=[task.name]) + "?device=cuda:NVIDIA H200").content.decode()
     assert board_cells(html)["owner"]["Time"] == "0.200 ms"
     entry = client.get(f"/api/tasks/{task.name}/leaderboard?device=cuda:NVIDIA H200").json()["entries"][0]
     assert math.isclose(entry["median_ms"], 0.2)
+
+
+def test_a_result_loaded_from_a_results_file_and_a_rerun_keep_the_board_time_right(task, owner, staff):
+    from leaderboard import results_file
+
+    sub = done_with_shapes(task, owner, [row(0.3, band=0.5)])
+    data = results_file.export()
+    Submission.objects.all().delete()
+    for entry in data["submissions"]:
+        entry.pop("median_ms", None), entry.pop("noisy", None)  # a file written before these fields
+    assert results_file.load(data)["created"] == 1
+    loaded = Submission.objects.get()
+    assert (loaded.median_ms, loaded.noisy) == (0.3, True)
+    services.submission_rerun(submission=loaded, actor=staff, reason="again")
+    loaded.refresh_from_db()
+    assert (loaded.median_ms, loaded.noisy) == (None, False)
+    assert sub.pk != loaded.pk
