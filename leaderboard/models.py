@@ -91,6 +91,11 @@ class Submission(models.Model):
     speedup_vs_compile = models.FloatField(null=True, blank=True)
     speedup_vs_eager = models.FloatField(null=True, blank=True)
     pct_of_floor = models.FloatField(null=True, blank=True)
+    # what a board shows of a scored result's times (scoring.board_time), stored with the result so
+    # that a board reads no report: the kernel's median ms at the benchmark shape (the geometric
+    # mean over the shapes), and whether the run was noisy by the result page's rule
+    median_ms = models.FloatField(null=True, blank=True)
+    noisy = models.BooleanField(default=False)
     gpu_name = models.CharField(max_length=128, blank=True)
     versions = models.JSONField(default=dict, blank=True)
     # an infrastructure failure, in words for the owner (no host paths, no trace), while it is

@@ -86,6 +86,24 @@ def widest_band(row: dict) -> float | None:
     return max(bands) if bands else None
 
 
+def shape_is_noisy(row: dict) -> bool:
+    """The result page's rule for one benchmark shape: a side's timed calls spread wider than
+    NOISY_BAND. A run is noisy when any of its shapes is."""
+    band = widest_band(row)
+    return band is not None and band > NOISY_BAND
+
+
+def board_time(shapes) -> dict:
+    """What a board shows of an entry's times, from its report's benchmark rows: `median_ms`, the
+    kernel's median time at the benchmark shape (the geometric mean over the shapes when there
+    are several; None without times), and `noisy`, the result page's rule (shape_is_noisy)."""
+    rows = [r for r in shapes or [] if isinstance(r, dict)]
+    times = [r.get("candidate_ms") for r in rows]
+    # one shape: its own median, not exp(log(x)) a rounding away from it
+    median = times[0] if len(times) == 1 and geomean(times) is not None else geomean(times)
+    return {"median_ms": median, "noisy": any(shape_is_noisy(r) for r in rows)}
+
+
 def calibration_ok(*, device_type: str, reference_vs_eager, compile_vs_compile) -> bool:
     """Both ruler readings are finite numbers within the device kind's bound of 1.00."""
     tol = CALIBRATION_TOLERANCE[device_kind(device_type)]

@@ -23,8 +23,8 @@ NOT_BANNED = ~Q(user__profile__banned=True)
 # else, as building 2,400 full instances was most of a board's cost; the charts read the top
 # entries' reports themselves
 BOARD_FIELDS = ("user_id", "user__username", "task_id", "mode", "device_type", "speedup_vs_compile",
-                "speedup_vs_eager", "pct_of_floor", "gpu_name", "created_at", "finished_at", "hidden",
-                "code_withheld_at", "published_at")
+                "speedup_vs_eager", "pct_of_floor", "median_ms", "noisy", "gpu_name", "created_at", "finished_at",
+                "hidden", "code_withheld_at", "published_at")
 
 
 def ranked_submissions(*, task: Task | None = None, device_type: str | None = None) -> QuerySet[Submission]:
@@ -38,16 +38,20 @@ def ranked_submissions(*, task: Task | None = None, device_type: str | None = No
 
 def task_list_with_stats() -> QuerySet[Task]:
     """Tasks with `best_speedup` (best ranked speedup over torch.compile, any device type), the
-    device type it was measured on (`best_device_type`) and `submission_count` (every submission,
-    any status)."""
+    device type it was measured on (`best_device_type`), `submission_count` (every submission:
+    every mode, test and profile runs too, any status, rejected ones too) and `ranked_count` (the
+    verified ranked results among them that rank: not hidden, not a banned user's; any device)."""
     # one subquery per task and figure: the best is the first entry of the sub_task_best index,
     # the count an index-only scan. A join of every submission with its user and profile, grouped
     # by task, took over a second with 100,000 submissions (bench/site_load.py).
     best = ranked_submissions().filter(task=OuterRef("pk")).order_by("-speedup_vs_compile", "created_at")
     count = (Submission.objects.filter(task=OuterRef("pk")).order_by().values("task")
              .annotate(n=Count("*")).values("n"))
+    ranked = (ranked_submissions().filter(task=OuterRef("pk")).order_by().values("task")
+              .annotate(n=Count("*")).values("n"))
     return Task.objects.annotate(
         submission_count=Coalesce(Subquery(count), 0),
+        ranked_count=Coalesce(Subquery(ranked), 0),
         best_speedup=Subquery(best.values("speedup_vs_compile")[:1]),
         best_device_type=Subquery(best.values("device_type")[:1]),
     ).order_by("name")
@@ -87,8 +91,8 @@ def leaderboard_for_task(*, task: Task, device_type: str) -> list[Submission]:
     return entries
 
 
-BOARD_ROW_FIELDS = ("pk", "user__username", "speedup_vs_compile", "speedup_vs_eager", "pct_of_floor", "gpu_name",
-                    "created_at", "hidden", "code_withheld_at", "published_at")
+BOARD_ROW_FIELDS = ("pk", "user__username", "speedup_vs_compile", "speedup_vs_eager", "pct_of_floor", "median_ms",
+                    "noisy", "gpu_name", "created_at", "hidden", "code_withheld_at", "published_at")
 
 
 def leaderboard_rows_for_task(*, task: Task, device_type: str) -> list[dict]:
@@ -215,7 +219,7 @@ def shape_rows(*, submission: Submission) -> list[dict]:
         rows.append({**row, "floor_ms": floor, "judge_floor_ms": judge_floor if differs else None,
                      "pct_of_floor": scoring.pct_of_floor(floor, row.get("candidate_ms")),
                      "band_pct": band * 100 if band is not None else None,
-                     "noisy": band is not None and band > scoring.NOISY_BAND})
+                     "noisy": scoring.shape_is_noisy(row)})
     return rows
 
 

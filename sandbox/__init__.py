@@ -25,6 +25,8 @@ __all__ = ["evaluate", "warm_tasks", "warm_before", "judge_cache", "SandboxResul
            "choose_backend", "BACKENDS"]
 
 BACKENDS = {"docker": docker_backend, "bwrap": bwrap_backend}
+# the report's box.backend for each backend
+BOX_NAMES = {"docker": "docker", "bwrap": "bubblewrap"}
 MAX_UPLOAD_BYTES = 1024 * 1024  # the evaluator itself rejects above 256 KiB; this just bounds disk
 TASK_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
@@ -94,8 +96,11 @@ def make_box(backend, *, argv_for, source: bytes, device: str, limits: Limits) -
         runtime = dataclasses.replace(
             runtime, binds=runtime.binds + (_box.Bind(cache, _box.JUDGE_CACHE, read_only=False),))
         env["EVALUATOR_JUDGE_CACHE"] = _box.JUDGE_CACHE
+    library_path = [runtime.library_path] if runtime.library_path else []
     if gpu_plan and any(b.target.startswith(gpu.LIBS_INSIDE + "/") for b in gpu_plan.lib_binds):
-        env["LD_LIBRARY_PATH"] = gpu.LIBS_INSIDE
+        library_path.append(gpu.LIBS_INSIDE)
+    if library_path:
+        env["LD_LIBRARY_PATH"] = ":".join(library_path)
     # + slack for creating and removing the box; cleanup leaves it alone until then
     deadline = time.time() + limits.time_limit_s + 60
     workdir = _box.make_workdir(source, deadline=deadline)
@@ -182,5 +187,8 @@ def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str |
     # the report's time split gains the sandbox's own part (set here, on the host, not by the box)
     if isinstance(report.get("phases"), dict):
         report["phases"]["sandbox_s"] = round(overhead, 3)
+    # which box ran it, from the host's side after the box exited: whatever the report file said
+    # there is replaced (the judge writes none; nothing inside the box chooses this)
+    report["box"] = dict(outcome.box) if outcome.box else {"backend": BOX_NAMES[chosen.NAME]}
     return SandboxResult(report=report, logs=outcome.logs, backend=chosen.NAME,
                          overhead_s=overhead, wall_s=wall, profile_file=profile_file)

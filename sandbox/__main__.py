@@ -72,7 +72,9 @@ def _run(args) -> int:
               f"{report['speedup_vs_eager']:.3f}x vs eager")
     if report.get("profile"):
         print("\n".join(profile_summary(report["profile"])))
-    print(f"  sandbox: {result.backend}, {result.wall_s:.2f} s wall, {result.overhead_s:.2f} s overhead")
+    box = result.report.get("box") or {}
+    which = " ".join(str(box[k]) for k in ("backend", "version", "image") if box.get(k)) or result.backend
+    print(f"  sandbox: {which}, {result.wall_s:.2f} s wall, {result.overhead_s:.2f} s overhead")
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
     return 0

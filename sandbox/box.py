@@ -54,6 +54,10 @@ class Runtime:
     symlinks: tuple[tuple[str, str], ...] = ()  # (target inside, link text): /lib -> usr/lib
     image: str | None = None  # Docker image; None for bwrap
     path: str = ""  # PATH inside, when the image defines its own
+    # generated files inside the box, (path inside, text): the venv's pyvenv.cfg. In the local
+    # image's root filesystem for Docker, written into the box's own root by bwrap: not a mount
+    files: tuple[tuple[str, str], ...] = ()
+    library_path: str = ""  # LD_LIBRARY_PATH inside, for an interpreter bound away from its own path
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,6 +95,8 @@ class Outcome:
     logs: str
     wall_s: float  # everything: create, start, run, exit, remove
     payload_s: float  # the command itself, as far as the backend can see it
+    # which box ran it, as the host knows it (backend, its version, the image): the report's `box`
+    box: dict | None = None
 
 
 def box_env(*, device: str, limits: Limits, extra_path: str = "", host_env=None) -> dict[str, str]:

@@ -8,6 +8,7 @@ backend refuses to run as non-root: the judge must be another user than the subm
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import resource
@@ -17,7 +18,7 @@ import subprocess
 import threading
 import time
 
-from .box import (OUT_DIR, SUBMISSION_DIR, Box, Outcome, OutputKeeper)
+from .box import (GROUP, OUT_DIR, PASSWD, SUBMISSION_DIR, Box, Outcome, OutputKeeper)
 from . import seccomp
 from .cgroup import Cgroup
 from .errors import SandboxError
@@ -33,6 +34,27 @@ PROC_MASKED = ("acpi", "asound", "kcore", "keys", "latency_stats", "sched_debug"
 KILL_GRACE_S = 5.0
 
 
+def describe() -> dict:
+    """The report's `box` for a run in this backend: bubblewrap and its version."""
+    path = shutil.which("bwrap") or "bwrap"
+    try:
+        changed = os.stat(path).st_mtime_ns  # an upgraded bwrap is asked again
+    except OSError:
+        changed = 0
+    return {"backend": "bubblewrap", "version": _version(path, changed), "image": None, "image_id": None}
+
+
+@functools.lru_cache(maxsize=4)
+def _version(path: str, changed: int) -> str | None:
+    """`bwrap --version` ("bubblewrap 0.8.0") as "0.8.0"; None when it does not say."""
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10,
+                             env={"PATH": "/usr/bin:/bin"}).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.split()[-1][:64] if out else None
+
+
 def unavailable_reason() -> str | None:
     if not shutil.which("bwrap"):
         return "bubblewrap is not installed (apt-get install bubblewrap)"
@@ -46,8 +68,16 @@ def _parents(path: str) -> list[str]:
     return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def build_args(box: Box, *, status_fd: int, seccomp_fd: int | None = None) -> list[str]:
-    """bwrap's options for `box`; the command (box.argv) follows them."""
+def build_args(box: Box, *, status_fd: int, seccomp_fd: int | None = None, data=None) -> list[str]:
+    """bwrap's options for `box`; the command (box.argv) follows them. `data(bytes)` gives a
+    readable descriptor holding those bytes, for what bwrap writes into the box (default: a memory
+    file the caller must close and pass on).
+
+    What the box is given as bytes (its passwd and group, the venv's pyvenv.cfg, the upload, the
+    blank /proc masks) is written by bwrap into the box's own root or its own tmpfs, so that
+    /proc/self/mountinfo shows no host path for it: a bind mount shows its source's path within
+    the host's filesystem, which would name the run's host work directory."""
+    data = data or _memfile
     limits = box.limits
     args = [
         "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -61,6 +91,7 @@ def build_args(box: Box, *, status_fd: int, seccomp_fd: int | None = None) -> li
     # parents of every mount point first, world-traversable (bwrap would make them 0700)
     targets = [b.target for b in box.runtime.binds]
     targets += [b.target for b in (box.gpu.lib_binds if box.gpu else ())]
+    targets += [t for t, _ in box.runtime.symlinks] + [t for t, _ in box.runtime.files]
     made = set()
     for target in targets + ["/etc/passwd", f"{SUBMISSION_DIR}/x", f"{OUT_DIR}/x"]:
         for parent in _parents(target):
@@ -71,12 +102,16 @@ def build_args(box: Box, *, status_fd: int, seccomp_fd: int | None = None) -> li
         args += ["--symlink", text, target]
     for bind in box.runtime.binds:
         args += ["--ro-bind" if bind.read_only else "--bind", bind.source, bind.target]
-    args += ["--ro-bind", str(box.workdir / "etc" / "passwd"), "/etc/passwd",
-             "--ro-bind", str(box.workdir / "etc" / "group"), "/etc/group",
-             "--ro-bind", str(box.submission_dir), SUBMISSION_DIR,
-             "--bind", str(box.out_dir), OUT_DIR,
+    # files in the box's root (read-only after --remount-ro /), not mounts
+    upload = (box.submission_dir / "submission.py").read_bytes()
+    for target, content in [*((t, text.encode()) for t, text in box.runtime.files),
+                            ("/etc/passwd", PASSWD.encode()), ("/etc/group", GROUP.encode()),
+                            (f"{SUBMISSION_DIR}/submission.py", upload)]:
+        args += ["--perms", "0644", "--file", str(data(content)), target]
+    # /out is the one host directory bound in: the judge's report comes back through it
+    args += ["--bind", str(box.out_dir), OUT_DIR,
              "--proc", "/proc"]
-    args += _proc_covers(box)
+    args += _proc_covers(data)
     args += ["--dev", "/dev",
              "--perms", "1777", "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp",
              "--perms", "1777", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm"]
@@ -97,25 +132,20 @@ def build_args(box: Box, *, status_fd: int, seccomp_fd: int | None = None) -> li
     return args
 
 
-def _proc_covers(box: Box) -> list[str]:
-    """Host paths are the sources: these /proc entries are global, not per pid namespace."""
+def _proc_covers(data) -> list[str]:
+    """Host paths are the sources: these /proc entries are global, not per pid namespace. A
+    masked directory gets an empty read-only tmpfs, a masked file an empty read-only file that
+    bwrap makes (`data`, see build_args): neither names a host path in mountinfo."""
     args = []
     for name in PROC_READ_ONLY:
         if os.path.exists(f"/proc/{name}"):
             args += ["--ro-bind", f"/proc/{name}", f"/proc/{name}"]
-    empty = box.workdir / "empty"
     for name in PROC_MASKED:
         path = f"/proc/{name}"
         if os.path.isdir(path):
-            empty.mkdir(mode=0o555, exist_ok=True)
-            os.chmod(empty, 0o555)  # whatever the worker's umask
-            args += ["--ro-bind", str(empty), path]
+            args += ["--perms", "0555", "--size", "4096", "--tmpfs", path, "--remount-ro", path]
         elif os.path.exists(path):
-            blank = box.workdir / "blank"
-            if not blank.exists():
-                blank.touch(mode=0o444)
-                os.chmod(blank, 0o444)
-            args += ["--ro-bind", str(blank), path]
+            args += ["--perms", "0444", "--ro-bind-data", str(data(b"")), path]
     return args
 
 
@@ -174,7 +204,8 @@ def run(box: Box) -> Outcome:
     wall = time.monotonic() - started
     payload = events.get("exited_at", time.monotonic()) - events.get("started_at", started)
     return Outcome(exit_code=None if timed_out else int(exit_code), timed_out=timed_out,
-                   oom_killed=oom, logs=keeper.text(), wall_s=wall, payload_s=max(0.0, payload))
+                   oom_killed=oom, logs=keeper.text(), wall_s=wall, payload_s=max(0.0, payload),
+                   box=describe())
 
 
 def _start(box: Box, group: Cgroup | None, filter_fd: int) -> tuple[int, subprocess.Popen]:
@@ -192,15 +223,23 @@ def _start(box: Box, group: Cgroup | None, filter_fd: int) -> tuple[int, subproc
         for which, value in rlimits:
             resource.setrlimit(which, (value, value))
 
-    args_fd = _args_file(build_args(box, status_fd=status_w, seccomp_fd=filter_fd))
+    data_fds: list[int] = []
+
+    def data(content: bytes) -> int:
+        data_fds.append(_memfile(content))
+        return data_fds[-1]
+
+    args_fd = None
     try:
+        args_fd = _args_file(build_args(box, status_fd=status_w, seccomp_fd=filter_fd, data=data))
         # bwrap's own process is the box's pid 1, whose command line every process in the box can
         # read: it gets its options (the host paths of every mount) from a file instead, and the
         # command line holds only the command, whose paths are the box's
         proc = subprocess.Popen(
             ["bwrap", "--args", str(args_fd), "--", *box.argv], executable=shutil.which("bwrap") or "bwrap",
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(status_w, filter_fd, args_fd),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            pass_fds=(status_w, filter_fd, args_fd, *data_fds),
             env={"PATH": "/usr/bin:/bin"}, preexec_fn=in_child, start_new_session=True,
             close_fds=True)
     except OSError as exc:
@@ -209,10 +248,20 @@ def _start(box: Box, group: Cgroup | None, filter_fd: int) -> tuple[int, subproc
     finally:
         os.close(status_w)
         os.close(filter_fd)
-        os.close(args_fd)
+        for fd in ([args_fd] if args_fd is not None else []) + data_fds:
+            os.close(fd)
         if group:
             group.close_attach()
     return status_r, proc
+
+
+def _memfile(content: bytes) -> int:
+    """A memory file holding `content`, positioned at its start, for bwrap's --file and
+    --ro-bind-data (each reads its descriptor to the end)."""
+    fd = os.memfd_create("bwrap-data")
+    os.write(fd, content)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _args_file(args: list[str]) -> int:

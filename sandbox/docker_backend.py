@@ -115,6 +115,16 @@ def create_kwargs(box: Box) -> dict:
     return kwargs
 
 
+def describe(box: Box, image_id: str | None) -> dict:
+    """The report's `box` for a run in this backend: the engine's version, the image by tag and id."""
+    try:
+        version = (client().version() or {}).get("Version")
+    except Exception:  # the run itself is over: a version that cannot be read is left null
+        version = None
+    return {"backend": "docker", "version": str(version)[:64] if version else None,
+            "image": box.runtime.image, "image_id": image_id}
+
+
 def _parse_time(text: str) -> float | None:
     if not text or text.startswith("0001-"):
         return None
@@ -158,6 +168,7 @@ def run(box: Box) -> Outcome:
             raw_logs = container.logs(stdout=True, stderr=True)
         except docker.errors.DockerException as exc:
             raise SandboxError(f"could not read the sandbox container's state: {exc}") from exc
+        image_id = container.attrs.get("Image") or None
         begin, end = _parse_time(state.get("StartedAt")), _parse_time(state.get("FinishedAt"))
         payload = (end - begin) if begin and end and end >= begin else time.monotonic() - run_started
     except (requests.exceptions.RequestException, docker.errors.DockerException) as exc:
@@ -172,6 +183,7 @@ def run(box: Box) -> Outcome:
         logs=truncate_text(raw_logs, box.limits.log_bytes),
         wall_s=time.monotonic() - started,
         payload_s=payload,
+        box=describe(box, image_id),
     )
 
 

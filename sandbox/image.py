@@ -10,6 +10,7 @@ Two ways, both code in the project:
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import os
@@ -23,7 +24,9 @@ from .errors import SandboxError
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = Path(__file__).resolve().parent / "Dockerfile"
 REPOSITORY = "kernelboard-sandbox"
-VENV_INSIDE = "/opt/venv"
+VENV_INSIDE = "/opt/venv"  # the host's venv, bound whole
+PYTHON_INSIDE = "/opt/python"  # a base interpreter's prefix that is not under /usr
+ENV_INSIDE = "/opt/env"  # the interpreter's prefix (sys.prefix) inside: made for the box
 # Top-level host directories that hold the dynamic loader, libc, the compiler and the shells.
 # On merged-/usr systems all but /usr are symlinks and are recreated as symlinks.
 SYSTEM_TOPS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -41,7 +44,13 @@ def _under(path: str, roots: list[str]) -> bool:
 
 
 def host_runtime() -> Runtime:
-    """Read-only binds that make this host's interpreter (and its venv) work inside the box."""
+    """Read-only binds that make this host's interpreter (and its venv) work inside the box.
+
+    No mount inside the box sits at a host-specific path: the venv is bound at /opt/venv, a base
+    interpreter outside the system directories (pyenv's, under a home directory) at /opt/python,
+    the evaluator at /opt/kernelboard/evaluator. The interpreter's prefix in the box is /opt/env:
+    a pyvenv.cfg written for the box (its `home` in the box's paths, where the host's names the
+    host's), links to the interpreter and links into /opt/venv for the packages."""
     binds = [Bind("/usr", "/usr")]
     symlinks = []
     for top in SYSTEM_TOPS:
@@ -51,30 +60,74 @@ def host_runtime() -> Runtime:
             binds.append(Bind(top, top))
     bound = ["/usr"] + [b.source for b in binds]
     base = os.path.realpath(sys.base_prefix)
+    base_inside, library_path = base, ""
     if not _under(base, bound):
-        binds.append(Bind(base, base))
-        bound.append(base)
+        # at its own path it would name a host directory inside the box (mountinfo shows every
+        # mount's path); its RUNPATH names its lib/ by that host path, so the loader is told instead
+        binds.append(Bind(base, PYTHON_INSIDE))
+        base_inside = PYTHON_INSIDE
+        if os.path.isdir(os.path.join(base, "lib")):
+            library_path = f"{PYTHON_INSIDE}/lib"
+
+    def inside(path: str) -> str:
+        if _under(path, [base]):
+            return base_inside + path[len(base):]
+        if _under(path, bound):
+            return path
+        raise SandboxError(f"the interpreter {path} is outside {bound + [base]}")
+
+    files: list[tuple[str, str]] = []
+    path = ""
     prefix = os.path.realpath(sys.prefix)
-    executable = os.path.abspath(sys.executable)
     if prefix != base:
-        # the venv goes to a neutral path, so that the project that holds it stays outside
-        rel = os.path.relpath(executable, sys.prefix)
-        if rel.startswith(".."):
-            raise SandboxError(f"{sys.executable} is not inside its venv {sys.prefix}")
-        binds.append(Bind(prefix, VENV_INSIDE))
-        python = f"{VENV_INSIDE}/{rel}"
+        base_python = os.path.realpath(getattr(sys, "_base_executable", "") or sys.executable)
+        python = _venv(prefix, inside(base_python), binds, symlinks, files)
+        path = f"{ENV_INSIDE}/bin:{VENV_INSIDE}/bin"
     else:
-        if not _under(executable, bound):
-            raise SandboxError(f"the interpreter {executable} is outside {bound}")
-        python = executable
+        executable = os.path.abspath(sys.executable)
+        if not _under(executable, [base]):
+            executable = os.path.realpath(executable)
+        python = inside(executable)
     source = evaluator_source()
     if not (source / "__main__.py").is_file():
         raise SandboxError(f"{source} holds no evaluator package")
     binds.append(Bind(str(source), f"{EVALUATOR_ROOT}/evaluator"))
-    for path in ETC_FILES:
-        if os.path.exists(path):
-            binds.append(Bind(path, path))
-    return Runtime(python=python, binds=tuple(binds), symlinks=tuple(symlinks))
+    for etc in ETC_FILES:
+        if os.path.exists(etc):
+            binds.append(Bind(etc, etc))
+    return Runtime(python=python, binds=tuple(binds), symlinks=tuple(symlinks), files=tuple(files),
+                   path=path, library_path=library_path)
+
+
+def _venv(prefix: str, base_python: str, binds: list, symlinks: list, files: list) -> str:
+    """The host venv bound whole at /opt/venv, and the interpreter's prefix /opt/env in front of
+    it (see host_runtime); the interpreter's path inside."""
+    if not _under(os.path.abspath(sys.executable), [os.path.abspath(sys.prefix)]):
+        raise SandboxError(f"{sys.executable} is not inside its venv {sys.prefix}")
+    binds.append(Bind(prefix, VENV_INSIDE))
+    for entry in sorted(os.listdir(prefix)):
+        if entry in ("bin", "pyvenv.cfg") or entry.startswith("."):
+            continue
+        if os.path.isdir(os.path.join(prefix, entry)):  # lib, include, share; lib64 -> lib
+            symlinks.append((f"{ENV_INSIDE}/{entry}", f"{VENV_INSIDE}/{entry}"))
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    name = os.path.basename(sys.executable)
+    for link in sorted({"python", "python3", version, name}):
+        symlinks.append((f"{ENV_INSIDE}/bin/{link}", base_python))
+    # the host's pyvenv.cfg names host paths (home, executable, command): only what says how the
+    # venv behaves is kept
+    kept = []
+    try:
+        with open(os.path.join(prefix, "pyvenv.cfg")) as f:
+            for line in f:
+                key = line.partition("=")[0].strip()
+                if key in ("include-system-site-packages", "version", "version_info"):
+                    kept.append(line.strip())
+    except OSError:
+        pass
+    text = "\n".join([f"home = {os.path.dirname(base_python)}", *kept]) + "\n"
+    files.append((f"{ENV_INSIDE}/pyvenv.cfg", text))
+    return f"{ENV_INSIDE}/bin/{name}"
 
 
 SBIN_TOOLS = ("ldconfig", "ldconfig.real")  # Ubuntu's ldconfig is a script that runs ldconfig.real
@@ -108,6 +161,16 @@ def local_image_tar(runtime: Runtime) -> bytes:
         add_dir("tmp", 0o1777)
         add_file("etc/passwd", PASSWD)
         add_file("etc/group", GROUP)
+        made = {"dev", "etc", "opt", "out", "proc", "sbin", "submission", "sys", "usr", "tmp"}
+        for target in sorted([*links, *(path for path, _ in runtime.files)]):
+            parts = target.strip("/").split("/")[:-1]
+            for i in range(len(parts)):
+                parent = "/".join(parts[: i + 1])
+                if parent not in made:
+                    made.add(parent)
+                    add_dir(parent)
+        for target, text in sorted(runtime.files):
+            add_file(target.lstrip("/"), text)
         for target, text in sorted(links.items()):
             info = tarfile.TarInfo(target.lstrip("/"))
             info.type, info.linkname, info.mtime = tarfile.SYMTYPE, text, 0
@@ -143,8 +206,7 @@ def docker_runtime(client) -> Runtime:
     name = os.environ.get("SANDBOX_IMAGE", "").strip()
     if not name:
         runtime = host_runtime()
-        return Runtime(python=runtime.python, binds=runtime.binds, symlinks=runtime.symlinks,
-                       image=local_image(client, runtime))
+        return dataclasses.replace(runtime, image=local_image(client, runtime))
     try:
         image = client.images.get(name)
     except docker.errors.ImageNotFound:

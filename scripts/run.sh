@@ -63,12 +63,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # --- stopping: the workers first, Redis last --------------------------------------------------
-# Every process below runs in a session of its own (setsid), so the terminal's Ctrl-C reaches only
-# make and this script, and stop_all stops them in an order that loses nothing: each worker ends
-# the evaluation it is running and acknowledges it while Redis still answers, then the web server,
-# the beat and the repair stop, and Redis last, writing its data out. A second Ctrl-C (stop_now)
-# ends everything at once: an evaluation cut short is evaluated again by the next `make run`, whose
-# worker re-queues what its previous process left running (leaderboard/tasks.py).
+# Redis, the web server and every process the supervising loops start run in sessions of their own
+# (setsid): the terminal's Ctrl-C reaches make, this script and the command it is running (a
+# migration, a warm-up), not them, and stop_all stops them in an order that loses nothing: each
+# worker ends the evaluation it is running and acknowledges it while Redis still answers, then the
+# web server, the beat and the repair stop, and Redis last, writing its data out. A second Ctrl-C
+# (stop_now) ends everything at once: an evaluation cut short is evaluated again by the next
+# `make run`, whose worker re-queues what its previous process left running (leaderboard/tasks.py).
 redis_pid="" web_pid="" cut_short=""
 worker_loops=() other_loops=()  # supervise's loops: the workers', and the beat's and the repair's
 

@@ -150,7 +150,9 @@ class TaskOut(Out):
     title: str
     signature: str
     best_speedup_vs_compile: Optional[float]
-    submissions: int
+    submissions: int = Field(description="Every evaluation of the task: every mode (test and profile runs too) "
+                                         "and every outcome (rejected ones too).")
+    verified_ranked: int = Field(description="The verified ranked results among them that rank (any device).")
     leaderboard: Link
 
 
@@ -166,6 +168,12 @@ class BoardEntry(Out):
     code_open: bool
     speedup_vs_compile: Optional[float]
     speedup_vs_eager: Optional[float]
+    median_ms: Optional[float] = Field(None, description=(
+        "The kernel's median time in ms at the benchmark shape; the geometric mean over the shapes when "
+        "there are several."))
+    noisy: bool = Field(False, description=(
+        "The run's timed calls spread widely (the result page's rule: a side's p10-p90 band over 25 % of "
+        "its median on some shape), so its speedup is uncertain."))
     pct_of_floor: Optional[float]
     gpu_name: str
     created_at: Optional[Moment]

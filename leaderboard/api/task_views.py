@@ -31,10 +31,11 @@ def _public(request, schema, build, reads: tuple[str, ...] = ()) -> HttpResponse
 
 @tasks.get("/tasks", summary="Tasks", url_name="tasks", response={200: TaskList, **documented()})
 def task_list(request):
-    """Every task, with its best ranked speedup over torch.compile and its number of submissions."""
+    """Every task, with its best ranked speedup over torch.compile, its number of evaluations (every
+    mode and outcome) and of verified ranked results."""
     return _public(request, TaskList, lambda: {"tasks": [
         {"name": t.name, "title": t.title, "signature": t.signature, "best_speedup_vs_compile": t.best_speedup,
-         "submissions": t.submission_count,
+         "submissions": t.submission_count, "verified_ranked": t.ranked_count,
          "leaderboard": request.build_absolute_uri(reverse("api:leaderboard", args=[t.name]))}
         for t in selectors.task_list_with_stats()
     ]})
@@ -71,6 +72,7 @@ def _board(request, name: str, device: Optional[str]) -> dict:
              "page": link(request, "submission_detail", r["pk"]),
              "code_open": bool(code_open[r["pk"]]),
              "speedup_vs_compile": r["speedup_vs_compile"], "speedup_vs_eager": r["speedup_vs_eager"],
+             "median_ms": r["median_ms"], "noisy": r["noisy"],
              "pct_of_floor": r["pct_of_floor"], "gpu_name": r["gpu_name"], "created_at": iso_utc(r["created_at"])}
             for r in rows
         ],

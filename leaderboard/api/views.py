@@ -13,6 +13,7 @@ from typing import Annotated, Optional
 
 from django.core.exceptions import ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
+from django.http import HttpResponse
 from django.urls import reverse
 from ninja import Header, Query, Router, Status
 from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
@@ -119,6 +120,12 @@ IdempotencyKey = Annotated[Optional[str], BeforeValidator(_idempotency_key), Wit
     "type": "string", "minLength": 1, "maxLength": 255,
     "description": "A new key (a UUID) per upload; a retry of the upload sends the same key."})]
 
+UPLOADS_LEFT_DOC = {
+    "X-Uploads-Left": {"description": "Uploads the hourly limit still takes (any mode counts).",
+                       "schema": {"type": "integer"}},
+    "X-Uploads-Limit": {"description": "The hourly upload limit.", "schema": {"type": "integer"}},
+}
+
 UPLOAD_DOC = {
     "requestBody": {"required": True, "content": {
         "application/json": {"schema": SubmissionIn.model_json_schema()},
@@ -126,11 +133,11 @@ UPLOAD_DOC = {
     }},
     "responses": {
         200: {"description": "The submission made earlier under the same Idempotency-Key; nothing new "
-                             "was created."},
-        201: {"description": "Created and queued."},
+                             "was created.", "headers": UPLOADS_LEFT_DOC},
+        201: {"description": "Created and queued.", "headers": UPLOADS_LEFT_DOC},
         422: {"description": "The Idempotency-Key was sent with another upload in the last 24 hours."},
         429: {"headers": {"Retry-After": {"description": "Seconds until the limit's window ends.",
-                                          "schema": {"type": "integer"}}}},
+                                          "schema": {"type": "integer"}}, **UPLOADS_LEFT_DOC}},
     },
 }
 
@@ -138,10 +145,13 @@ UPLOAD_DOC = {
 @router.post("/submissions", summary="Upload a kernel", auth=TOKEN, url_name="submissions", exclude_unset=True,
              openapi_extra=UPLOAD_DOC,
              response={201: SubmissionOut, 200: SubmissionOut, **documented(400, 401, 403, 404, 413, 415, 422, 429)})
-def submission_create(request, idempotency_key: IdempotencyKey = Header(None, alias="Idempotency-Key")):
+def submission_create(request, response: HttpResponse,
+                      idempotency_key: IdempotencyKey = Header(None, alias="Idempotency-Key")):
     """Upload a kernel: JSON or a multipart form. With an `Idempotency-Key` header (any unique
     string, such as a UUID), a repeat of the same upload with the same key within 24 hours answers
-    200 with the first submission and creates nothing; the same key with another upload is a 422."""
+    200 with the first submission and creates nothing; the same key with another upload is a 422.
+    The answer says how many uploads the hourly limit still takes: `X-Uploads-Left` (and
+    `X-Uploads-Limit`, the limit itself), as the upload form does."""
     upload = upload_fields(request)
     try:
         if idempotency_key:
@@ -150,7 +160,8 @@ def submission_create(request, idempotency_key: IdempotencyKey = Header(None, al
             sub, created = services.submission_create(user=request.user, **upload), True
     except services.RateLimited as exc:
         retry = str((exc.params or {}).get("retry_after_s", 3600))
-        raise Refusal(429, " ".join(exc.messages), exc.code or "rate_limited", headers={"Retry-After": retry}) from None
+        raise Refusal(429, " ".join(exc.messages), exc.code or "rate_limited",
+                      headers={"Retry-After": retry, **_allowance_headers(request.user)}) from None
     except services.KeyReused as exc:
         raise Refusal(422, " ".join(exc.messages), exc.code, submission=exc.params["submission"]) from None
     except services.NotAllowed as exc:
@@ -158,7 +169,15 @@ def submission_create(request, idempotency_key: IdempotencyKey = Header(None, al
     except ValidationError as exc:
         code = getattr(exc, "code", None) or exc.error_list[0].code
         raise Refusal(404 if code == "unknown_task" else 400, " ".join(exc.messages), code) from None
+    for name, value in _allowance_headers(request.user).items():
+        response[name] = value
     return Status(201 if created else 200, submission_json(request, sub))
+
+
+def _allowance_headers(user) -> dict[str, str]:
+    """How many uploads the hourly limit still takes (services.upload_allowance)."""
+    allowance = services.upload_allowance(user=user)
+    return {"X-Uploads-Left": str(allowance["left"]), "X-Uploads-Limit": str(allowance["limit"])}
 
 
 # --- reading submissions ----------------------------------------------------------------------------

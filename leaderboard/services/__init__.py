@@ -22,7 +22,7 @@ from leaderboard.services.pipeline import (fair_order, submission_claim, submiss
                                            submission_release_for_retry, submission_set_phase,
                                            submission_store_result, submissions_requeue_orphans,
                                            submissions_requeue_stuck)
-from leaderboard.services.submissions import submission_create
+from leaderboard.services.submissions import submission_create, upload_allowance
 from leaderboard.services.tokens import api_token_authenticate, api_token_create, api_token_revoke, api_token_used
 
 __all__ = [
@@ -32,5 +32,5 @@ __all__ = [
     "submission_create_once", "submission_disqualify", "submission_enqueue", "submission_fail", "submission_heartbeat",
     "submission_publish", "submission_release_for_retry", "submission_rerun", "submission_set_phase",
     "submission_store_result", "submissions_requeue_orphans", "submissions_requeue_stuck",
-    "task_record_calibration", "task_sync", "user_ban", "user_unban",
+    "task_record_calibration", "task_sync", "upload_allowance", "user_ban", "user_unban",
 ]

@@ -79,6 +79,7 @@ def submission_rerun(*, submission: Submission, actor, reason: str = "") -> Subm
         submission.reasons, submission.reason_codes, submission.versions = [], [], {}
         submission.report = None
         submission.speedup_vs_compile = submission.speedup_vs_eager = submission.pct_of_floor = None
+        submission.median_ms, submission.noisy = None, False
         submission.approved_by = submission.approved_at = None
         submission.started_at = submission.finished_at = submission.heartbeat_at = None
         submission.attempts = 0

@@ -140,9 +140,11 @@ def submission_store_result(*, submission: Submission, report: dict, logs: str =
     device_type = scoring.device_type_from_report(report, submission.device_type)
     scored = submission.mode == Submission.Mode.RANKED and verdict != Submission.Verdict.REJECTED
     pct = None
+    times = {"median_ms": None, "noisy": False}
     if scored:
         pct = scoring.geomean(scoring.pct_of_floor_by_shape(task=submission.task, device_type=device_type,
                                                             shapes=report.get("shapes") or []))
+        times = scoring.board_time(report.get("shapes"))
     all_logs = "\n".join(part for part in (report.get("logs") or "", logs or "") if part)
     stored = _current(submission).update(
         status=Submission.Status.DONE,
@@ -155,6 +157,8 @@ def submission_store_result(*, submission: Submission, report: dict, logs: str =
         speedup_vs_compile=report.get("speedup_vs_compile") if scored else None,
         speedup_vs_eager=report.get("speedup_vs_eager") if scored else None,
         pct_of_floor=pct,
+        median_ms=times["median_ms"],
+        noisy=times["noisy"],
         gpu_name=report.get("gpu_name") or "",
         versions=report.get("versions") or {},
         device_type=device_type,

@@ -79,6 +79,15 @@ def _plain_text(value: str, *, replace: bool = False) -> str:
     return value
 
 
+def upload_allowance(*, user) -> dict:
+    """The hourly upload limit as its user sees it: `limit` (UPLOAD_RATE_LIMIT_PER_HOUR), `used`
+    (uploads of any mode in the last hour) and `left` (how many more it takes now); the rule
+    _check_rate_limit refuses by."""
+    limit = settings.UPLOAD_RATE_LIMIT_PER_HOUR
+    used = Submission.objects.filter(user=user, created_at__gte=timezone.now() - timedelta(hours=1)).count()
+    return {"limit": limit, "used": used, "left": max(0, limit - used)}
+
+
 def _check_rate_limit(user) -> None:
     limit = settings.UPLOAD_RATE_LIMIT_PER_HOUR
     since = timezone.now() - timedelta(hours=1)

@@ -10,6 +10,7 @@ from leaderboard.web.views import (
 urlpatterns = [
     path("", home.home, name="home"),
     path("tasks/<slug:name>/", task.task_detail, name="task_detail"),
+    path("tasks/<slug:name>/starter.py", task.task_starter, name="task_starter"),
     path("upload/", upload.upload, name="upload"),
     path("submissions/<int:pk>/", submission.submission_detail, name="submission_detail"),
     path("submissions/<int:pk>/status/", submission.submission_status, name="submission_status"),

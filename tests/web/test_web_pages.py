@@ -24,7 +24,23 @@ def test_home_lists_tasks_with_best_speedup_and_count(client, task, owner, other
     assert task.title in html
     row = re.search(r'<tr>.*?%s.*?</tr>' % re.escape(task.title), html, re.S).group(0)
     assert "1.25x" in row and "on NVIDIA H200" in row  # the flagged 1.5 does not count; the device named
-    assert re.search(r'<td class="num">2</td>', row)
+    # the count says what it counts: every evaluation of every mode, and the verified ranked among them
+    count = re.search(r'<td class="num submissions">(.*?)</td>', row, re.S).group(1)
+    assert " ".join(re.sub(r"<[^>]+>", " ", count).split()) == "2 evaluations (all modes), 1 verified ranked"
+
+
+def test_home_counts_test_profile_and_rejected_runs_as_evaluations_and_only_ranking_ones_as_ranked(client, task,
+                                                                                                   owner, other):
+    make_done(task, owner, speedup=1.25)
+    make_done(task, owner, mode="test")
+    make_done(task, owner, mode="profile")
+    make_done(task, other, verdict="rejected", codes=["crash"], reasons=["crashed"])
+    html = client.get(reverse("home")).content.decode()
+    count = re.search(r'<td class="num submissions">(.*?)</td>', html, re.S).group(1)
+    assert " ".join(re.sub(r"<[^>]+>", " ", count).split()) == "4 evaluations (all modes), 1 verified ranked"
+    assert ">Evaluations</th>" in html
+    api = client.get("/api/tasks").json()["tasks"][0]
+    assert (api["submissions"], api["verified_ranked"]) == (4, 1)
 
 
 def test_home_says_where_uploads_are_evaluated(client, db):

@@ -159,3 +159,28 @@ def test_a_file_for_another_task_is_refused_with_the_parameters_it_needs(logged_
     r = post(logged_in, task, code="def custom_kernel(x, weight, bias):\n    return x\n")
     assert "custom_kernel takes (x) for softmax; this code&#x27;s takes (x, weight, bias)" in r.content.decode()
     assert not Submission.objects.exists()
+
+
+@override_settings(UPLOAD_RATE_LIMIT_PER_HOUR=3, EVAL_MAX_ACTIVE_PER_USER=10)
+def test_the_form_and_the_api_say_how_many_uploads_are_left_this_hour(logged_in, task, owner,
+                                                                      django_capture_on_commit_callbacks):
+    def left_on_form():
+        return re.search(r'<p id="uploads-left"[^>]*>(.*?)</p>', logged_in.get(reverse("upload")).content.decode(),
+                         re.S).group(1)
+
+    assert left_on_form().startswith("<strong>3</strong> of 3 uploads left this hour")
+    from leaderboard import services
+
+    key = services.api_token_create(user=owner)[1]
+    with django_capture_on_commit_callbacks(execute=False):
+        assert post(logged_in, task, code=GOOD.decode()).status_code == 302
+        assert left_on_form().startswith("<strong>2</strong> of 3 uploads left")
+        api = logged_in.post("/api/submissions", {"task": task.name, "mode": "test", "source": GOOD.decode()},
+                             content_type="application/json", HTTP_AUTHORIZATION=f"Token {key}")
+        assert api.status_code == 201
+        assert (api["X-Uploads-Left"], api["X-Uploads-Limit"]) == ("1", "3")
+        assert post(logged_in, task, code=GOOD.decode(), mode="profile").status_code == 302  # every mode counts
+        assert left_on_form().startswith("No uploads left this hour: the limit is 3")
+        refused = logged_in.post("/api/submissions", {"task": task.name, "source": GOOD.decode()},
+                                 content_type="application/json", HTTP_AUTHORIZATION=f"Token {key}")
+    assert refused.status_code == 429 and refused["X-Uploads-Left"] == "0"

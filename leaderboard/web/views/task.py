@@ -1,4 +1,8 @@
-from django.http import Http404
+import re
+from pathlib import Path
+
+from django.conf import settings
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 
@@ -15,6 +19,26 @@ from leaderboard.web.result import is_tryout
 LEADERBOARD_ROWS = 100
 # the "over time" chart shows at most this many of the newest verified submissions
 HISTORY_POINTS = 500
+
+
+def starter_path(name: str) -> Path | None:
+    """The task's starter kernel, examples/<task>.py: a plain, correct Triton kernel that passes
+    every check, to download from the task page and improve on. None when there is none."""
+    if not re.fullmatch(r"[a-z0-9_]+", name or ""):
+        return None
+    path = Path(settings.BASE_DIR) / "examples" / f"{name}.py"
+    return path if path.is_file() else None
+
+
+def task_starter(request, name):
+    """The starter kernel as a download (Content-Disposition: attachment), for a task that exists
+    and has one; else 404."""
+    path = starter_path(name)
+    if path is None or not Task.objects.filter(name=name).exists():
+        raise Http404("No starter kernel for this task")
+    response = HttpResponse(path.read_bytes(), content_type="text/x-python; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}.py"'
+    return response
 
 
 def _device_types(task: Task) -> list[str]:
@@ -49,6 +73,8 @@ def _board(task: Task, device_type: str) -> dict:
             "speedup_vs_compile": e.speedup_vs_compile,
             "speedup_vs_eager": e.speedup_vs_eager,
             "pct_of_floor": e.pct_of_floor,
+            "median_ms": e.median_ms,
+            "noisy": e.noisy,
             "gpu_name": e.gpu_name or device_label(e.device_type),
             "date": e.finished_at,
         }
@@ -103,6 +129,7 @@ def _page(name: str, device_param: str | None) -> dict:
         "title": task.title,
         "name": task.name,
         "has_figures": bool(board["figures"]),
+        "starter": starter_path(task.name) is not None,
         "html": render_to_string("web/_task_body.html", context),
         "mine": board["mine"],
     }

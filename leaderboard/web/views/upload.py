@@ -30,9 +30,9 @@ def upload(request):
                 return redirect("submission_detail", pk=submission.pk)
         # bad input is the client's to fix: 400, or 429 when the limits refuse it
         status = 429 if _rate_limited(form) else 400
-        return render(request, "web/upload.html", _context(form), status=status)
+        return render(request, "web/upload.html", _context(form, request.user), status=status)
     form = UploadForm(initial={"task": request.GET.get("task")})
-    return render(request, "web/upload.html", _context(form))
+    return render(request, "web/upload.html", _context(form, request.user))
 
 
 def too_large_form(request):
@@ -40,13 +40,16 @@ def too_large_form(request):
     limit = settings.SUBMISSION_MAX_BYTES
     refusal = (f"What you sent is larger than the site reads ({settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes), "
                f"so nothing was kept: a submission may be at most {limit:,} bytes (256 KiB).")
-    return render(request, "web/upload.html", {**_context(UploadForm()), "refusal": refusal}, status=413)
+    return render(request, "web/upload.html", {**_context(UploadForm(), request.user), "refusal": refusal},
+                  status=413)
 
 
-def _context(form) -> dict:
+def _context(form, user) -> dict:
     device_type = routing.default_device_type()
+    # how many more uploads the hourly limit takes, for a logged-in user (services.upload_allowance)
+    allowance = services.upload_allowance(user=user) if user.is_authenticated else None
     return {"form": form, "device_name": device_label(device_type), "tryout": is_tryout(device_type),
-            "competitions": open_for_upload(device_type=device_type)}
+            "competitions": open_for_upload(device_type=device_type), "allowance": allowance}
 
 
 def _rate_limited(form) -> bool:
