@@ -19,7 +19,7 @@ import threading
 import time
 
 from .box import (GROUP, OUT_DIR, PASSWD, SUBMISSION_DIR, Box, Outcome, OutputKeeper)
-from . import seccomp
+from .seccomp import bpf_program
 from .cgroup import Cgroup
 from .errors import SandboxError
 
@@ -293,7 +293,7 @@ def _wait(proc, box: Box, group: Cgroup | None, started: float, status_r: int, k
 
 def _seccomp_fd() -> int:
     """The box's seccomp program (sandbox/seccomp.py) in a memory file, read by bwrap."""
-    program = seccomp.bpf_program()
+    program = bpf_program()
     fd = os.memfd_create("kernelboard-seccomp", 0)
     os.write(fd, program)
     os.lseek(fd, 0, os.SEEK_SET)

@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import cgroup
+from .cgroup import Cgroup, remove_dir, stale_groups
 from .box import LABEL, WORK_PREFIX
 
 GRACE_S = 60.0
@@ -43,13 +43,13 @@ def docker_stragglers(now: float) -> list[str]:
 
 def cgroup_stragglers(now: float) -> list[str]:
     removed = []
-    for path in cgroup.stale_groups():
+    for path in stale_groups():
         deadline = _deadline(path.name)
         if deadline is not None and deadline + GRACE_S > now:
             continue
-        group = cgroup.Cgroup(1, {"pids": path, "memory": path})
+        group = Cgroup(1, {"pids": path, "memory": path})
         group.kill_all()
-        if cgroup.remove_dir(path):
+        if remove_dir(path):
             removed.append(str(path))
     return removed
 

@@ -11,7 +11,7 @@ import os
 import threading
 import time
 
-from . import seccomp
+from .seccomp import docker_profile
 from .box import LABEL, OUT_DIR, SUBMISSION_DIR, Box, Outcome, truncate_text
 from .errors import SandboxError
 
@@ -88,7 +88,7 @@ def create_kwargs(box: Box) -> dict:
         cap_drop=["ALL"],
         cap_add=list(JUDGE_CAPS),
         # the box's seccomp policy (sandbox/seccomp.py) in place of Docker's default profile
-        security_opt=["no-new-privileges", "seccomp=" + seccomp.docker_profile()],
+        security_opt=["no-new-privileges", "seccomp=" + docker_profile()],
         pids_limit=limits.pids,
         mem_limit=limits.memory_bytes,
         memswap_limit=limits.memory_bytes,

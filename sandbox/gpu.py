@@ -140,3 +140,16 @@ def tool_binds(bound, dirs=None) -> list[Bind]:
             continue
         found.append(Bind(directory, directory))
     return found
+
+
+def judge_cache(device: str) -> str:
+    """The host directory the boxes' judges keep their compile cache in, or "" for none:
+    SANDBOX_JUDGE_CACHE when it names one ("off": none); unset, a GPU worker keeps one under
+    SANDBOX_STATE_DIR, since without it every GPU evaluation compiles its baselines cold and
+    alone, and a CPU worker keeps none."""
+    named = os.environ.get("SANDBOX_JUDGE_CACHE", "").strip()
+    if named == "off":
+        return ""
+    if named or device != "cuda":
+        return named
+    return str(state_dir() / "judge-cache")

@@ -20,7 +20,9 @@ import logging
 import os
 import threading
 
-from . import box as _box
+from .box import REPORT_FILE
+from .gpu import judge_cache  # noqa: F401 (sandbox.judge_cache)
+from .run import TASK_NAME, choose_backend, run_box
 from .errors import SandboxError
 from .limits import Limits
 
@@ -28,21 +30,6 @@ log = logging.getLogger(__name__)
 
 _warmed: set[tuple[str, str, str]] = set()  # (task, device, cache) warmed by this process
 _lock = threading.Lock()
-
-
-def judge_cache(device: str) -> str:
-    """The host directory the boxes' judges keep their compile cache in, or "" for none:
-    SANDBOX_JUDGE_CACHE when it names one ("off": none); unset, a GPU worker keeps one under
-    SANDBOX_STATE_DIR, since without it every GPU evaluation compiles its baselines cold and
-    alone, and a CPU worker keeps none."""
-    named = os.environ.get("SANDBOX_JUDGE_CACHE", "").strip()
-    if named == "off":
-        return ""
-    if named or device != "cuda":
-        return named
-    from . import gpu
-
-    return str(gpu.state_dir() / "judge-cache")
 
 
 def marked_warm(task: str, device: str, cache: str) -> bool:
@@ -61,8 +48,6 @@ def warm_tasks(tasks: list[str], *, device: str, backend: str | None = None,
                limits: Limits | None = None) -> list[dict]:
     """Run `python -m evaluator warm` for `tasks` in one box; its results, one dict per task
     (evaluator/warm.py: "state" is "compiled", "already warm", "no judge cache" or "failed")."""
-    from . import TASK_NAME, choose_backend, run_box
-
     if not judge_cache(device):
         return [{"task": t, "device": device, "state": "no judge cache", "seconds": 0.0} for t in tasks]
     if not tasks or not all(TASK_NAME.match(t) for t in tasks) or device not in ("cpu", "cuda"):
@@ -71,7 +56,7 @@ def warm_tasks(tasks: list[str], *, device: str, backend: str | None = None,
     chosen = choose_backend(backend)
 
     def argv_for(python: str) -> list[str]:
-        argv = [python, "-m", "evaluator", "warm", "--device", device, "--json", _box.REPORT_FILE]
+        argv = [python, "-m", "evaluator", "warm", "--device", device, "--json", REPORT_FILE]
         for t in tasks:
             argv += ["--task", t]
         return argv

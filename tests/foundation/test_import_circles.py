@@ -42,9 +42,13 @@ def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
     graph = {}
     for name, (source, is_package) in sources.items():
         edges = set()
+        # a module's own ancestor packages are imported before it whatever it says (`from . import
+        # x` names the package, but the package's __init__ runs first in any case): not an edge
+        ancestors = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                edges |= {m for m in _imported(node, name, is_package) if m in sources and m != name}
+                edges |= {m for m in _imported(node, name, is_package)
+                          if m in sources and m != name and m not in ancestors}
         graph[name] = edges
     return graph
 
