@@ -1,0 +1,105 @@
+"""evaluator/judge/correctness.py through real test-mode evaluations on the CPU (the `evaluate`
+fixture of tests/evaluator/conftest.py): one row per test shape in the task's order, a progress
+line per shape, the small shapes called twice (a kernel that answers differently the second time
+on one of them fails there, and no later shape is called), a large shape called once."""
+import json
+
+import pytest
+
+from evaluator.common.shapes import fmt, shape_size
+from evaluator.judge import correctness
+from evaluator.judge.startup import SMALL_SHAPES_CPU
+from evaluator.tasks import get_task
+
+TASK = get_task("softmax")
+SMALL = sorted(TASK.test_shapes, key=shape_size)[:SMALL_SHAPES_CPU]
+LARGE = [s for s in TASK.test_shapes if s not in SMALL]
+
+TORCH_SOFTMAX = """
+import torch
+
+def _softmax(x):
+    e = torch.exp(x - x.max(dim=-1, keepdim=True).values)
+    return e / e.sum(dim=-1, keepdim=True)
+"""
+
+# within tolerance on every call, but a different answer on each call for one shape
+TWICE_DIFFERENT = TORCH_SOFTMAX + """
+from evaluator.tasks import get_task
+_tol = get_task("softmax").tolerance
+_calls = [0]
+
+def custom_kernel(x):
+    if tuple(x.shape) != {shape}:
+        return _softmax(x)
+    _calls[0] += 1
+    ref = _softmax(x.double())
+    allowed = _tol.atol * ref.square().mean().sqrt() + _tol.rtol * ref.abs()
+    return (ref + (0.8 if _calls[0] % 2 else -0.8) * allowed).float()
+"""
+
+
+def test_every_test_shape_gets_a_row_and_a_progress_line(evaluate, tmp_path, monkeypatch):
+    progress = tmp_path / "progress.jsonl"
+    monkeypatch.setenv("EVALUATOR_PROGRESS_FILE", str(progress))
+    report = evaluate(TORCH_SOFTMAX + "\ndef custom_kernel(x):\n    return _softmax(x)\n")
+    # flagged, not verified: a torch-only kernel launches no Triton kernel (the verdict phase's
+    # rule); every correctness check passed
+    assert report["verdict"] == "flagged" and "nondeterministic" not in report["reason_codes"], report["reasons"]
+    rows = report["tests"]
+    assert [r["shape"] for r in rows] == [dict(s) for s in TASK.test_shapes]
+    assert all(r["passed"] and r["message"] == "" and 0 <= r["max_abs_err"] < 1e-5 for r in rows)
+    steps = [json.loads(line) for line in progress.read_text().splitlines()]
+    shapes = [(p["k"], p["n"]) for p in steps if p["step"] == "correctness"]
+    n = len(TASK.test_shapes)
+    assert shapes == [(k, n) for k in range(1, n + 1)]
+    assert report["phases"]["correctness_s"] > 0
+
+
+@pytest.mark.parametrize("small", [True, False])
+def test_two_answers_on_one_input_fail_only_where_the_shape_is_called_twice(evaluate, small):
+    shape = SMALL[-1] if small else LARGE[0]
+    src = TWICE_DIFFERENT.replace("{shape}", repr((shape["M"], shape["N"])))
+    report = evaluate(src)
+    rows = report["tests"]
+    if not small:  # called once: each answer alone is within tolerance
+        assert report["verdict"] == "flagged" and all(r["passed"] for r in rows) and len(rows) == len(TASK.test_shapes)
+        return
+    assert report["verdict"] == "rejected"
+    assert "nondeterministic" in report["reason_codes"]  # beside suspicious_source (it imports evaluator)
+    at = [dict(s) for s in TASK.test_shapes].index(dict(shape))
+    assert len(rows) == at + 1 and all(r["passed"] for r in rows[:at])  # no later shape was called
+    last = rows[-1]
+    assert last["shape"] == dict(shape) and last["passed"] is False and last["max_abs_err"] is None
+    assert last["message"].startswith(f"test shape {fmt(shape)}: two calls on the same input")
+
+
+class Evaluation:
+    """The part of an evaluation test_shape uses: its task, its small shapes, its report, and call()
+    answering with the outputs given, in order."""
+
+    def __init__(self, outs):
+        self.task, self.small_shapes, self.report = TASK, SMALL, {"tests": []}
+        self.outs, self.wheres = list(outs), []
+
+    def call(self, shape, seed, where, **kw):
+        import torch
+
+        from evaluator.judge.calls import Call
+
+        self.wheres.append(where)
+        return Call(out=torch.tensor(self.outs.pop(0)), ms=0.0, wall_ms=0.0, err=1e-7, checksum_ms=0.0)
+
+
+def test_test_shape_calls_small_shapes_twice_and_large_ones_once():
+    ev = Evaluation([[0.5, 0.5], [0.5, 0.5], [0.25, 0.75]])
+    correctness.test_shape(ev, SMALL[0], 1)
+    correctness.test_shape(ev, LARGE[0], 2)
+    assert ev.wheres == [f"test shape {fmt(SMALL[0])}", f"test shape {fmt(SMALL[0])} (second call, same input)",
+                         f"test shape {fmt(LARGE[0])}"]
+    assert ev.report["tests"] == [{"shape": dict(s), "passed": True, "max_abs_err": 1e-7, "message": ""}
+                                  for s in (SMALL[0], LARGE[0])]
+    ev = Evaluation([[0.5, 0.5], [0.0, 1.0]])
+    with pytest.raises(correctness.Failure):
+        correctness.test_shape(ev, SMALL[0], 1)
+    assert ev.report["tests"][0]["passed"] is False and "two calls on the same input" in ev.report["tests"][0]["message"]
