@@ -84,7 +84,8 @@ def shape_lines(sub: dict) -> list[str]:
     The kernel's column says "yours" only to its owner (the API's `yours`), as the page does: a
     public entry is read by anyone."""
     tryout = is_tryout(sub)
-    header = ["shape", "yours ms" if sub.get("yours") else "kernel ms", "eager ms", "compile ms", "floor ms"] + ([] if tryout else ["% of floor"]) \
+    kernel = "yours ms" if sub.get("yours") else "kernel ms"
+    header = ["shape", kernel, "eager ms", "compile ms", "floor ms"] + ([] if tryout else ["% of floor"]) \
         + ["vs compile", "vs eager"]
     rows = []
     for row in sub.get("shapes") or []:

@@ -256,6 +256,18 @@ fi
 # scripts/web.sh: uvicorn on the ASGI application, static/ served; tests start the same script
 setsid scripts/web.sh "$HOST" "$PORT" &
 web_pid=$!
+# the address is said once it answers: a newcomer who opens it at once finds the site, not a refusal
+for _ in $(seq 1 300); do
+    if ! kill -0 "$web_pid" 2>/dev/null; then
+        echo "the web server ended before it answered on http://$HOST:$PORT (is the port taken?)"
+        break
+    fi
+    if $PY -c "import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 0.5).close()" \
+            "$HOST" "$PORT" 2>/dev/null; then
+        break
+    fi
+    sleep 0.2
+done
 echo "site on http://$HOST:$PORT  (Ctrl-C stops everything)"
 # one beat for the whole site, whatever the number of workers: each would otherwise send every job
 supervise beat var/beat.log .venv/bin/celery -A leaderboard beat --schedule var/celerybeat-schedule -l INFO

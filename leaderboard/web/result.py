@@ -76,8 +76,9 @@ _PLAIN_FIRST_WORD = re.compile(r"[a-z]+(?=[\s,:;]|$)")
 def sentence(text: str) -> str:
     """A judge's reason as a sentence of its own, for a line that follows a full stop ("An admin will
     look at it. No kernel ran ...", "The kernel crashed. Killed by signal 11"): a first word of plain
-    lower-case letters capitalised, a full stop at the end where it has none."""
-    text = (text or "").strip()
+    lower-case letters capitalised, a full stop at the end where it has none, and no Markdown
+    backticks (the judge writes `custom_kernel`; a page shows plain text)."""
+    text = (text or "").replace("`", "").strip()
     if not text:
         return text
     if _PLAIN_FIRST_WORD.match(text):

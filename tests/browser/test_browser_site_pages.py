@@ -167,7 +167,8 @@ def test_the_upload_form_refuses_a_file_for_another_task(page, site):
         page.fill("#id_code", "import torch\n\n\ndef custom_kernel(x):\n    return torch.softmax(x, dim=-1)\n")
         page.click("#upload-form button[type=submit]")
         page.wait_for_selector(".errorlist")
-        assert ("custom_kernel takes (x, weight, bias) for layernorm; this file's takes (x)"
+        # pasted code is "code", not "file"
+        assert ("custom_kernel takes (x, weight, bias) for layernorm; this code's takes (x)"
                 in page.inner_text(".errorlist"))
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         shot(page, "upload-wrong-task", width)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -40,6 +41,12 @@ def stack_dir():
 def start(root: Path) -> Stack:
     stack = Stack(root, backend="bwrap", extra_env={"EVALUATOR_QUICK": "1"})
     try:
+        # the address is said once the site answers there: opened at once, it is not refused
+        deadline = time.monotonic() + 180
+        while "site on http://" not in stack.output():
+            assert stack.proc.poll() is None and time.monotonic() < deadline, stack.output()[-3000:]
+            time.sleep(0.05)
+        socket.create_connection(("127.0.0.1", stack.port), timeout=2).close()
         stack.wait_until_serving(timeout_s=180)
         deadline = time.monotonic() + 120
         while "ready." not in stack.worker_log():

@@ -287,6 +287,8 @@ def test_a_reason_after_a_full_stop_starts_a_sentence(client, task, owner):
     from leaderboard.web.result import sentence
 
     assert sentence("torch.compile was slower") == "torch.compile was slower."
+    assert sentence("the file does not define a top-level `custom_kernel`") == \
+        "The file does not define a top-level custom_kernel."
     assert sentence("benchmark shape M=8: 0.1 ms is below the floor.") == "Benchmark shape M=8: 0.1 ms is below the floor."
 
 
