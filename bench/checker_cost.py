@@ -1,6 +1,6 @@
 """What a timed batch costs the checker outside the window, on a GPU: writing the inputs (`fill`)
-and verifying the outputs (`verify`), the torch path against the fast path (evaluator/fastgen.py
-draws the inputs, evaluator/fastcheck.py checks them), per call and per part, for every task's
+and verifying the outputs (`verify`), the torch path against the fast path (evaluator/common/fastgen.py
+draws the inputs, evaluator/common/fastcheck.py checks them), per call and per part, for every task's
 benchmark shapes; whether the two paths agree on honest, wrong, non-finite and modified data; and
 whether the fast path's inputs keep each input law's shape. Results in docs/bench/checker-cost.md.
 

@@ -2,7 +2,7 @@
 both processes time a batch of calls? (The feasibility probe behind the batch timing design.)
 
 Three processes, as in the judge: this one (the clock; root), a runner-like process (uid 65534, in
-its own PID and mount namespace when asked, as evaluator/runner.py makes itself) and a checker-like
+its own PID and mount namespace when asked, as evaluator/runner/harness.py makes itself) and a checker-like
 process (uid 65534, outside that namespace, non-dumpable). The checker exports an input buffer the
 runner maps; the runner exports its outputs, the checker maps them and reads every byte.
 

@@ -11,7 +11,7 @@ Steps (all by default, in this order):
             every attack run with the source scan off, so that only run-time evidence decides
   warm      (only when named) each task's baselines compiled into the judge's cache with no
             submission, as a worker does before its first GPU evaluation of a task
-            (evaluator/warm.py, sandbox/warm.py); named before `wall`, no evaluation of it is cold
+            (evaluator/judge/warm.py, sandbox/warm.py); named before `wall`, no evaluation of it is cold
   wall      each task's example ranked once with compute-sanitizer, as the site runs it: the
             wall time and its phases (BENCH_WALL_TASKS, default every task)
   repeat    ranked evaluations of examples/softmax.py (BENCH_REPEAT, default five)

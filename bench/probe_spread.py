@@ -1,4 +1,4 @@
-"""The readings evaluator/touched.py bounds, over every batch that EVALUATOR_SAMPLES_DIR kept: how
+"""The readings evaluator/judge/touched.py bounds, over every batch that EVALUATOR_SAMPLES_DIR kept: how
 far honest runs sit from each bound, and how far an attack's touched rounds go past it.
 
     python bench/probe_spread.py SAMPLES_DIR [SAMPLES_DIR ...]

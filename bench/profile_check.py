@@ -7,7 +7,7 @@ Runs as root with only torch, triton and this repository (no Django, no pytest).
 recorded as it finishes (a step that fails or runs out of time is recorded too, and the rest go on):
 
 1. probe outside the box: ncu (SpeedOfLight, one launch) on a tiny torch program as uid 65534
-   the way the evaluator's profiling child runs (evaluator/profile_child.py `launch`): whether the
+   the way the evaluator's profiling child runs (evaluator/runner/profile_child.py `launch`): whether the
    counters are readable, and ncu's own error when not;
 2. `box`: examples/softmax.py in profile mode through sandbox.evaluate with the bwrap backend, as
    a worker runs it (bubblewrap from --debs when the host lacks it, as bench/sandbox_gpu_check.py

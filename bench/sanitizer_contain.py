@@ -1,5 +1,5 @@
 """compute-sanitizer in a PID namespace of its own, as the judge starts it beside the correctness
-phase (evaluator/sanitize.py, `contain`). Results in docs/bench/judge-clock.md (Wall time).
+phase (evaluator/judge/sanitize.py, `contain`). Results in docs/bench/judge-clock.md (Wall time).
 
     python bench/sanitizer_contain.py OUTDIR
 

@@ -13,7 +13,7 @@ section) and writes DIR/<section>.json; the parent prints one table at the end.
            checked against the default config's)
   final    example vs eager vs torch.compile per bench shape, interleaved in one process, in
            two timing styles: "evaluator" (synchronize after the L2 flush, so host launch
-           latency counts, as in evaluator/timing.py) and "overlapped" (launch overlaps the
+           latency counts, as in evaluator/common/timing.py) and "overlapped" (launch overlaps the
            flush: closer to device time)
   compile  torch.compile (default mode) of both task references, first-call time included
 

@@ -3,7 +3,7 @@ evaluations for the CPU tests that replay them (tests/evaluator/test_touched_rep
 
     python bench/write_spikes.py OUT [step ...]      steps: keys examples hostile (default: all)
 
-keys      the checker's keyed fingerprint kernel (evaluator/_verify.py keyed_sum), in fresh
+keys      the checker's keyed fingerprint kernel (evaluator/common/_verify.py keyed_sum), in fresh
           processes with an empty Triton cache and then a warm one: the first launch of each of
           the four cases of its two key halves (divisible by 16 or not), with Triton left to
           specialize on them and with `do_not_specialize`, ms each. A case met for the first time

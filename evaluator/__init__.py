@@ -13,7 +13,7 @@ package itself (tests/foundation/test_layers.py enforces it; docs/architecture.m
 - the judge's progress while it runs: `progress_latest` (the last line of a progress file),
   `progress_words` (a line as the site shows it);
 - the words people read for its states: `verdict_word`, `status_word`, `state_word`
-  (evaluator/words.py, the one table of them);
+  (evaluator/contract/words.py, the one table of them);
 - the task registry: `TASKS`, `get_task` (imports torch on first use);
 - the ruler: `calibrate_tasks` (evaluator.judge.calibrate.calibrate; imports torch on first use).
 

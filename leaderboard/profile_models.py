@@ -1,6 +1,6 @@
 """Profile mode's stored file: Nsight Compute's .ncu-rep of a profile-mode submission.
 
-The file came out of the submission's own process (evaluator/profile.py): the site never opens
+The file came out of the submission's own process (evaluator/judge/profile.py): the site never opens
 it, it only hands it back to the submission's owner and staff (leaderboard/web/profile_view.py).
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Profile mode on the site: its own rate limit, the stored .ncu-rep, and who may have it.
 
-A profile runs its owner's kernel under a profiler (evaluator/profile.py; docs/profile.md) and is
+A profile runs its owner's kernel under a profiler (evaluator/judge/profile.py; docs/profile.md) and is
 never ranked. Profiles are counted per account in Redis by django-ratelimit, the library and
 cache of the login and sign-up throttles (leaderboard/web/throttle.py), on top of the hourly
 upload limit every submission counts against. The .ncu-rep came out of the submission's own

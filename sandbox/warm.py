@@ -1,5 +1,5 @@
 """Warming the judge's cache (`judge_cache`) inside a box: `python -m evaluator warm`
-compiles a task's baselines into it with no submission anywhere (evaluator/warm.py), so that no
+compiles a task's baselines into it with no submission anywhere (evaluator/judge/warm.py), so that no
 ranked evaluation of that task compiles them cold. The box is the evaluations' own (image, binds,
 GPU, limits), so the cache it fills is the one their judges read, keyed by the same GPU and
 versions.
@@ -34,7 +34,7 @@ _lock = threading.Lock()
 
 def marked_warm(task: str, device: str, cache: str) -> bool:
     """Whether `cache` holds a mark of the judge's that `task`'s baselines compiled on `device`
-    (evaluator/baseline_compile.py names it task-device-GPU-torch-triton). The versions are not
+    (evaluator/judge/baseline_compile.py names it task-device-GPU-torch-triton). The versions are not
     compared: the launcher warms every task at each start, and a mark of another install only
     means that the judge, which compares them, compiles alone once."""
     try:
@@ -47,7 +47,7 @@ def marked_warm(task: str, device: str, cache: str) -> bool:
 def warm_tasks(tasks: list[str], *, device: str, backend: str | None = None,
                limits: Limits | None = None) -> list[dict]:
     """Run `python -m evaluator warm` for `tasks` in one box; its results, one dict per task
-    (evaluator/warm.py: "state" is "compiled", "already warm", "no judge cache" or "failed")."""
+    (evaluator/judge/warm.py: "state" is "compiled", "already warm", "no judge cache" or "failed")."""
     if not judge_cache(device):
         return [{"task": t, "device": device, "state": "no judge cache", "seconds": 0.0} for t in tasks]
     if not tasks or not all(TASK_NAME.match(t) for t in tasks) or device not in ("cpu", "cuda"):

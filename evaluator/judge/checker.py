@@ -190,7 +190,7 @@ class Checker:
         return [], worst
 
     def _build(self, shape: dict, seed: int) -> list[torch.Tensor]:
-        """One call's inputs. On the GPU they are drawn in one pass each (evaluator/fastgen.py):
+        """One call's inputs. On the GPU they are drawn in one pass each (evaluator/common/fastgen.py):
         writing inputs is most of what a batch costs outside its window. EVALUATOR_FAST_INPUTS=0
         (the operator's, for bench/judge_clock.py's `ab` step) keeps torch's draws."""
         from evaluator.tasks import base

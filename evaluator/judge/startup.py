@@ -134,7 +134,7 @@ def start(ev) -> None:
             baseline_compile.run(ev)
         # before the submission loads, from picks the judge's cache holds (made just now, or by
         # an earlier evaluation when the compile runs beside): a torch.compile inside the
-        # submission then picks the kernels the baseline runs (evaluator/compile_seed.py)
+        # submission then picks the kernels the baseline runs (evaluator/judge/compile_seed.py)
         try:
             ev.report["compile_cache"] = compile_seed.seed(ev.work, ev.cache) \
                 if compile_seed.enabled() else "off (EVALUATOR_COMPILE_SEED=0)"

@@ -1,4 +1,4 @@
-"""The processes of a profile (evaluator/profile.py): `launch` becomes the runner's user and execs
+"""The processes of a profile (evaluator/judge/profile.py): `launch` becomes the runner's user and execs
 a command; `child` is the submission's process under the profiler.
 
     python -m evaluator.runner.profile_child launch [--drop-to UID] [--expose DIR ...] -- COMMAND...

@@ -137,12 +137,12 @@ def generator(seed: int, device: str) -> torch.Generator:
 # ---- input building blocks shared by the task modules ---------------------------------------
 
 N_DISTRIBUTIONS = 4
-_fast = False  # inside fast_inputs(): the GPU draws in one pass (evaluator/fastgen.py)
+_fast = False  # inside fast_inputs(): the GPU draws in one pass (evaluator/common/fastgen.py)
 
 
 @contextlib.contextmanager
 def fast_inputs():
-    """signed_matrix and varied_rows drawn by evaluator/fastgen.py where it can run (a CUDA
+    """signed_matrix and varied_rows drawn by evaluator/common/fastgen.py where it can run (a CUDA
     device with Triton): the same laws, other draws. For the checker's timed batches, whose inputs
     only the checker builds and verifies."""
     global _fast

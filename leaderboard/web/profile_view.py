@@ -1,6 +1,6 @@
 """The profile section of a profile-mode result page, and the .ncu-rep download.
 
-Everything shown comes from the validated report (evaluator/profile_report.py); the text is the
+Everything shown comes from the validated report (evaluator/contract/profile_report.py); the text is the
 submission's claim and goes through the templates' escaping like any other text. Only the owner and
 staff see it: publishing a submission opens its code, not its profile.
 """

@@ -50,7 +50,7 @@ REASON_WORDS = {
 
 # no_kernel_launched where the submission's own kernels did run: the judge found library calls
 # (torch operators on operands half the output's size, or a quarter of the task's FLOPs) doing the
-# work beside them (evaluator/opcount.py)
+# work beside them (evaluator/common/opcount.py)
 LIBRARY_WORK_WORDS = "Library calls did a large share of the task's work, not the submission's own kernels."
 
 PHASE_WORDS = {

@@ -1,4 +1,4 @@
-"""evaluator/affinity.py: the optional pinning of a GPU evaluation's processes to cores."""
+"""evaluator/wire/affinity.py: the optional pinning of a GPU evaluation's processes to cores."""
 import os
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-"""The checker's GPU fast path (evaluator/fastcheck.py) run under Triton's interpreter on the CPU:
+"""The checker's GPU fast path (evaluator/common/fastcheck.py) run under Triton's interpreter on the CPU:
 the keyed fingerprint tells changed bytes from unchanged ones, and the one-pass comparison gives
 Tolerance.compare's verdict. A subprocess, because the interpreter is chosen when Triton is
 imported."""

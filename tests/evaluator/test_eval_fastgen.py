@@ -1,4 +1,4 @@
-"""The checker's fast input writer (evaluator/fastgen.py) run under Triton's interpreter on the CPU:
+"""The checker's fast input writer (evaluator/common/fastgen.py) run under Triton's interpreter on the CPU:
 each seed gives its own bytes and the same bytes again, every input law keeps its shape (spread,
 bounds, tails), varied_rows keeps its row scales and outliers, and the checker verifies a batch it
 wrote this way (the fill and the verification build the same inputs). A subprocess, because the

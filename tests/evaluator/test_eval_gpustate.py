@@ -1,4 +1,4 @@
-"""The GPU's state around the timing phase (evaluator/gpustate.py): NVML's answers become a reading,
+"""The GPU's state around the timing phase (evaluator/judge/gpustate.py): NVML's answers become a reading,
 the throttle decision, the report's `gpu_state` validated, and a throttled run flagged.
 
 NVML needs an NVIDIA driver, which this machine lacks, so the readings are taken through `FakeNvml`:

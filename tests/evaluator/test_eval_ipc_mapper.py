@@ -1,4 +1,4 @@
-"""evaluator/ipc.py's bookkeeping over a stand-in CUDA driver (no GPU here): which allocation a
+"""evaluator/wire/ipc.py's bookkeeping over a stand-in CUDA driver (no GPU here): which allocation a
 descriptor names, when a mapping is opened again, which one is closed when too many are open.
 The driver calls themselves run on the H200 (bench/judge_clock.py)."""
 import ctypes

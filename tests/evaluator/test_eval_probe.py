@@ -1,4 +1,4 @@
-"""The GPU busy probe's decision (evaluator/timing.py, Probe): a slow reading while the runner is
+"""The GPU busy probe's decision (evaluator/common/timing.py, Probe): a slow reading while the runner is
 stopped counts only when a second reading, after a pause, is slow too. The device is not needed
 to test the decision: the probe's readings are scripted here; the GPU measures them for real in
 the exploit tests on a GPU host (tests/exploits, a kernel left running)."""

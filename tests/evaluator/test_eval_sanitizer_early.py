@@ -1,4 +1,4 @@
-"""The sanitizer's tools started beside the correctness phase (evaluator/sanitize.py, `Early`).
+"""The sanitizer's tools started beside the correctness phase (evaluator/judge/sanitize.py, `Early`).
 
 compute-sanitizer exists only on GPU hosts, so a stand-in tool plays it here: a script that gets
 the tool's arguments, prints what the test asks and exits with the code it asks. The containment

@@ -1,4 +1,4 @@
-"""evaluator/touched.py: which timed rounds ran beside work a stopped runner left on the GPU.
+"""evaluator/judge/touched.py: which timed rounds ran beside work a stopped runner left on the GPU.
 The readings are the shapes a real H200 run gives (docs/evaluator.md, "Work left running"): an
 idle probe a few hundredths of a millisecond, baselines' device times within a few per cent,
 and under a left spin the probe a time slice, the device time doubled, the writes four times."""

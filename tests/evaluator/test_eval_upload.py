@@ -95,7 +95,7 @@ def test_the_signature_check_has_nothing_to_say_without_the_tasks_inputs():
 
 def test_uploads_checked_on_many_threads_parse_one_at_a_time(monkeypatch):
     """The web server checks uploads on several threads; CPython 3.11's AST builder cannot build
-    two trees at once (evaluator/upload.py, parse): every parse of the checks takes its turn."""
+    two trees at once (evaluator/contract/upload.py, parse): every parse of the checks takes its turn."""
     import ast
     import threading
     import time

@@ -1,4 +1,4 @@
-"""evaluator/warm.py: a task's baselines compiled into the judge's cache with no submission, then
+"""evaluator/judge/warm.py: a task's baselines compiled into the judge's cache with no submission, then
 recognised as warm; `python -m evaluator warm` reports each task and refuses unknown ones."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The judge's thread-count rule and its busy probe after the re-check (evaluator/readings.py),
+"""The judge's thread-count rule and its busy probe after the re-check (evaluator/contract/readings.py),
 replayed on the CPU over the readings that ranked evaluations on lent GPUs wrote into their reports
 (tests/data/gpu_records, index.json: the entries with `readings`). Honest readings must pass both
 rules; a planted reading past either bound must flag, so that a change of a bound is checked here

@@ -1,4 +1,4 @@
-"""The GPU-only rule of evaluator/touched.py replayed on the CPU: per-batch records of ranked
+"""The GPU-only rule of evaluator/judge/touched.py replayed on the CPU: per-batch records of ranked
 evaluations on lent GPUs (tests/data/gpu_records, index.json says what each is) go through the
 judge's own functions, from the touched rounds to the score. Honest records must not flag;
 hostile ones must flag or gain nothing over their honest twin; and the replay must give the

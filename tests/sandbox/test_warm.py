@@ -49,7 +49,7 @@ def test_a_bad_request_is_refused(tmp_path, monkeypatch):
 
 
 def _judge_mark(cache, *, torch_version, triton_version):
-    """The mark as the judge itself names it (evaluator/baseline_compile.py)."""
+    """The mark as the judge itself names it (evaluator/judge/baseline_compile.py)."""
     from types import SimpleNamespace
 
     from evaluator.judge import baseline_compile

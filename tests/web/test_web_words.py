@@ -1,4 +1,4 @@
-"""One word per state on every page (evaluator/words.py; docs/site.md, "One word per state"), one
+"""One word per state on every page (evaluator/contract/words.py; docs/site.md, "One word per state"), one
 default mode, and flag words that say which finding the judge made."""
 import logging
 import re
