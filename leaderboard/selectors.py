@@ -252,6 +252,39 @@ def infrastructure_failures(*, limit: int = 50) -> list[Submission]:
     return list(rows)
 
 
+REJECTED_WINDOW = 500  # the latest rejections the console reads; filters apply within them
+
+
+def rejected_recent(*, reason_code: str = "", username: str = "", limit: int = 100) -> list[Submission]:
+    """Who tried what: the latest rejected evaluations (every mode: a cheat tried in test mode is
+    still tried), newest first, optionally one reason code or one user only."""
+    rows = (Submission.objects.filter(status=Submission.Status.DONE, verdict=Submission.Verdict.REJECTED)
+            .select_related("task", "user").defer("source", "logs", "report")
+            .annotate(kernels_launched=F("report__kernels_launched"))  # what the reasons' words read
+            .order_by("-finished_at", "-pk"))
+    if username:
+        rows = rows.filter(user__username=username)
+    # filtered here, not in SQL: JSON containment differs between PostgreSQL and SQLite
+    picked = [s for s in rows[:REJECTED_WINDOW] if not reason_code or reason_code in (s.reason_codes or [])]
+    return picked[:limit]
+
+
+def rejected_by_user(*, limit: int = 20) -> list[tuple[str, int, list[str]]]:
+    """(user, how many of the latest rejections are theirs, their reason codes, most frequent
+    first), the users with the most first."""
+    counts: dict[str, int] = {}
+    codes: dict[str, dict[str, int]] = {}
+    rows = (Submission.objects.filter(status=Submission.Status.DONE, verdict=Submission.Verdict.REJECTED)
+            .order_by("-finished_at", "-pk").values_list("user__username", "reason_codes")[:REJECTED_WINDOW])
+    for name, reason_codes in rows:
+        counts[name] = counts.get(name, 0) + 1
+        for code in set(reason_codes or []):
+            codes.setdefault(name, {})[code] = codes.setdefault(name, {}).get(code, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    return [(name, n, [c for c, _ in sorted(codes.get(name, {}).items(), key=lambda kv: (-kv[1], kv[0]))])
+            for name, n in ranked]
+
+
 def audit_queue_reasons() -> list[tuple[str, int]]:
     """(reason code, how many queued submissions carry it), most frequent first."""
     counts: dict[str, int] = {}

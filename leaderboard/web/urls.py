@@ -17,6 +17,7 @@ urlpatterns = [
     path("submissions/<int:pk>/publish/", submission.submission_publish, name="submission_publish"),
     path("submissions/<int:pk>/profile.ncu-rep", profile_view.profile_file, name="submission_profile_file"),
     path("audit/", audit.queue, name="audit_queue"),
+    path("audit/rejected/", audit.rejected, name="audit_rejected"),
     path("audit/<int:pk>/", audit.item, name="audit_item"),
     path("audit/<int:pk>/decide/", audit.decide, name="audit_decide"),
     path("audit/<int:pk>/code/", console_competitions.code_decide, name="audit_code_decide"),

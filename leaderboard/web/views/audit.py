@@ -49,6 +49,21 @@ def queue(request):
 
 
 @staff_only
+def rejected(request):
+    """Who tried what: the latest rejected evaluations with their reasons, by reason or user."""
+    reason = request.GET.get("reason", "")[:64]
+    username = request.GET.get("user", "")[:150]
+    items = selectors.rejected_recent(reason_code=reason, username=username)
+    for entry in items:
+        entry.reason_words = [{"code": r["code"], "words": r["words"] or r["text"]} for r in words.reasons(entry)]
+        entry.device_name = device_label(entry.device_type)
+    return render(request, "web/audit_rejected.html", {
+        "items": items, "reason": reason, "user_filter": username,
+        "users": selectors.rejected_by_user(), "window": selectors.REJECTED_WINDOW,
+    })
+
+
+@staff_only
 def item(request, pk: int):
     submission = Submission.objects.select_related("task", "user", "approved_by").filter(pk=pk).first()
     if submission is None:
