@@ -16,10 +16,11 @@ env_lines="$(scripts/services.sh start)" || { echo "could not start the test ser
 eval "$env_lines"
 export PYTHONUNBUFFERED=1 EVALUATOR_QUICK=1
 
-.venv/bin/python -m pytest -n "${TEST_WORKERS:-4}" --part parallel "$@"
+# --durations: the slowest tests of each part at the end of the log, where a slower suite shows why
+.venv/bin/python -m pytest -n "${TEST_WORKERS:-4}" --part parallel --durations=20 "$@"
 parallel=$?
 # -n 0 last: a -n among the arguments must not spread the serial part over workers
-.venv/bin/python -m pytest --part serial "$@" -n 0
+.venv/bin/python -m pytest --part serial --durations=10 "$@" -n 0
 serial=$?
 # 5: that part had no test to run (the arguments chose only tests of the other part)
 if [ "$parallel" = 5 ] && [ "$serial" = 5 ]; then exit 5; fi
