@@ -27,6 +27,8 @@ import time
 
 from django.conf import settings
 
+from leaderboard.api.upload_body import MAX_BODY
+
 MAX_BYTES = 64 * 1024 * 1024
 MAX_S = 30.0
 BUDGET_BYTES = 64 * 1024 * 1024  # every body being read at once, together
@@ -36,9 +38,9 @@ SMALL = 64 * 1024  # forms: log in, sign up, tokens, publish, audit decisions, c
 def limit_for(path: str) -> int:
     """The largest body a route takes, in bytes. The upload form's is over what Django's form
     refuses with the form and its limit (DATA_UPLOAD_MAX_MEMORY_SIZE), so that a paste too large
-    gets that page; the API's is the upload's (api/upload_body.MAX_BODY, which it refuses past)."""
+    gets that page; the API's is the upload's (api/upload_body.MAX_BODY, past which it refuses)."""
     if path.startswith("/api/"):
-        return settings.SUBMISSION_MAX_BYTES * 2 + 4096
+        return MAX_BODY
     if path == "/upload/":
         return 8 * 1024 * 1024
     if path.startswith("/admin/"):
@@ -59,8 +61,7 @@ class ReadBody:
             return await self.app(scope, receive, send)
         limit = limit_for(scope["path"])
         if length is not None and length > limit:
-            return await _refuse(scope, receive, send, 413, f"The request body is too large: at most {limit:,} bytes.",
-                                 "too_large")
+            return await _too_large(scope, receive, send, limit)
         reserve = limit if length is None else length
         if self.held + reserve > BUDGET_BYTES:
             return await _refuse(scope, receive, send, 503, "The site is reading many uploads at once; "
@@ -76,11 +77,14 @@ class ReadBody:
             return await _answer(scope, send, 408, f"The request body did not arrive within "
                                  f"{settings.WEB_BODY_DEADLINE_S} s.", "timeout")
         if got == "large":
-            return await _refuse(scope, receive, send, 413, f"The request body is too large: at most {limit:,} bytes.",
-                                 "too_large")
+            return await _too_large(scope, receive, send, limit)
         headers = [(k, v) for k, v in scope["headers"] if k.lower() not in (b"transfer-encoding", b"content-length")]
         sized = dict(scope, headers=[*headers, (b"content-length", str(len(got)).encode())])
         await self.app(sized, _replay([{"type": "http.request", "body": got, "more_body": False}], receive), send)
+
+
+async def _too_large(scope, receive, send, limit: int):
+    await _refuse(scope, receive, send, 413, f"The request body is too large: at most {limit:,} bytes.", "too_large")
 
 
 def _declared(headers) -> tuple[int | None, bool]:

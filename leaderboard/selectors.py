@@ -1,6 +1,8 @@
 """Every read the pages, the admin and the API make. Keyword-only, no writes."""
 from __future__ import annotations
 
+from collections import Counter
+
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Window
 from django.db.models.functions import Coalesce, RowNumber
 
@@ -272,16 +274,15 @@ def rejected_recent(*, reason_code: str = "", username: str = "", limit: int = 1
 def rejected_by_user(*, limit: int = 20) -> list[tuple[str, int, list[str]]]:
     """(user, how many of the latest rejections are theirs, their reason codes, most frequent
     first), the users with the most first."""
-    counts: dict[str, int] = {}
-    codes: dict[str, dict[str, int]] = {}
+    counts: Counter[str] = Counter()
+    codes: dict[str, Counter[str]] = {}
     rows = (Submission.objects.filter(status=Submission.Status.DONE, verdict=Submission.Verdict.REJECTED)
             .order_by("-finished_at", "-pk").values_list("user__username", "reason_codes")[:REJECTED_WINDOW])
     for name, reason_codes in rows:
-        counts[name] = counts.get(name, 0) + 1
-        for code in set(reason_codes or []):
-            codes.setdefault(name, {})[code] = codes.setdefault(name, {}).get(code, 0) + 1
+        counts[name] += 1
+        codes.setdefault(name, Counter()).update(set(reason_codes or []))
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-    return [(name, n, [c for c, _ in sorted(codes.get(name, {}).items(), key=lambda kv: (-kv[1], kv[0]))])
+    return [(name, n, [c for c, _ in sorted(codes[name].items(), key=lambda kv: (-kv[1], kv[0]))])
             for name, n in ranked]
 
 

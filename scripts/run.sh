@@ -262,10 +262,7 @@ for _ in $(seq 1 300); do
         echo "the web server ended before it answered on http://$HOST:$PORT (is the port taken?)"
         break
     fi
-    if $PY -c "import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 0.5).close()" \
-            "$HOST" "$PORT" 2>/dev/null; then
-        break
-    fi
+    if (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; then break; fi
     sleep 0.2
 done
 echo "site on http://$HOST:$PORT  (Ctrl-C stops everything)"
