@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from evaluator.contract import readings
 from evaluator.judge import timed
 from evaluator.judge import touched
 from evaluator.judge.batch import Timed
@@ -23,6 +24,9 @@ FIELDS = {f.name for f in dataclasses.fields(Timed)}
 ENTRIES = [(folder, name, meta) for folder, about in INDEX.items() for name, meta in about["records"].items()]
 HONEST = [pytest.param(f, n, id=f"{f}/{n}") for f, n, m in ENTRIES if m["kind"] == "honest"]
 HOSTILE = [pytest.param(f, n, id=f"{f}/{n}") for f, n, m in ENTRIES if m["kind"] == "hostile"]
+HOSTILE_READINGS = [pytest.param(folder, rec, id=f"{folder}/{rec['name']}") for folder, about in INDEX.items()
+                    if about.get("readings", {}).get("kind") == "hostile"
+                    for rec in json.loads((DATA / folder / about["readings"]["file"]).read_text())]
 REPORTED = [pytest.param(f, n, id=f"{f}/{n}") for f, n, m in ENTRIES if m.get("speedup_vs_compile")]
 
 
@@ -112,3 +116,21 @@ def test_the_recorded_gpu_states_of_honest_runs_are_not_throttled():
     # the same readings with the SM clock fallen by a quarter on a busy GPU do throttle
     before, after = states[0]["before"], dict(states[0]["after"], sm_mhz=int(states[0]["before"]["sm_mhz"] * 0.75))
     assert gpustate.throttled(before, after)
+
+
+def test_there_are_hostile_readings():
+    assert len(HOSTILE_READINGS) >= 4
+
+
+@pytest.mark.parametrize("folder,rec", HOSTILE_READINGS)
+def test_hostile_gpu_readings_are_caught_by_one_rule_or_another(folder, rec):
+    """The attacks recorded on a GPU with their reports' readings: each was flagged, and the replay
+    finds the rule that flags it. The left_running kernels run while the runner is stopped between
+    batches, not on a thread of their own and not after the re-check, so the thread count and the
+    probe after the re-check read them as honest; the touched-rounds rule over their per-batch
+    records is the one that must catch them."""
+    got = rec["readings"]
+    assert rec["verdict"] == "flagged"
+    by_readings = readings.busy_after_recheck(got) or bool(readings.threads_over_base(got))
+    by_rounds = replay(folder, rec["name"])["flagged"]
+    assert by_readings or by_rounds, rec["name"]
