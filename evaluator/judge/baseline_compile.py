@@ -13,6 +13,7 @@ EVALUATOR_OVERLAP_COMPILE=1 overlaps on any device (the tests' way to run this p
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -26,48 +27,63 @@ from evaluator.common.shapes import fmt
 BASELINES = ("eager", "compile")
 
 
+@dataclasses.dataclass(slots=True)
+class Baseline:
+    """The trusted baseline runner of an evaluation (`start_runner`) and its work directory."""
+    runner: baseline.Runner
+    work: baseline.Workdir
+    key: tuple  # what baseline_keep keeps it under
+    loaded: bool  # taken from baseline_keep: it has said hello and loaded its source already
+    started: float  # monotonic time the compile phase began
+    idle: bool = False  # between two requests: it may be kept for the next evaluation
+
+
 def run(ev) -> None:
     """The compile phase, alone (start_runner, then compile_baselines)."""
-    start_runner(ev)
-    compile_baselines(ev, ev.caller)
+    ev.base = start_runner(ev.task_name, ev.device, ev.setup.cache)
+    compile_baselines(ev, ev.setup.caller)
 
 
-def start_runner(ev) -> None:
+def start_runner(task_name: str, device: str, cache: str) -> Baseline:
     """The trusted baseline runner (its source is generated from the task name alone; the
     submission never reaches it), kept or new. From the judge's main thread: a runner asks for
     the parent-death signal, which Linux sends when the thread that started it ends."""
-    ev.compile_started = time.monotonic()
-    ev.baseline_key = baseline_keep.key(ev.task_name, ev.device, ev.cache)
-    kept = baseline_keep.take(ev.baseline_key, ev.device)
+    started = time.monotonic()
+    key = baseline_keep.key(task_name, device, cache)
+    kept = baseline_keep.take(key, device)
     if kept:
-        ev.baseline, ev.base_work = kept
-        ev.baseline_loaded = True
-    else:
-        ev.base_work = baseline.Workdir(ev.task_name)
-        ev.baseline = baseline.Runner(ev.base_work, task=ev.task_name, device=ev.device, cache=ev.cache)
-        ev.baseline_loaded = False
+        runner, work = kept
+        return Baseline(runner=runner, work=work, key=key, loaded=True, started=started)
+    work = baseline.Workdir(task_name)
+    try:
+        runner = baseline.Runner(work, task=task_name, device=device, cache=cache)
+    except BaseException:
+        work.remove()
+        raise
+    return Baseline(runner=runner, work=work, key=key, loaded=False, started=started)
 
 
 def compile_baselines(ev, caller) -> None:
-    """Compile torch.compile on every benchmark shape in the baseline runner, check one output of
-    each against the gold answer, and leave the runner stopped until it is timed. `caller`: the
-    calls.Caller to use (a thread of its own needs its own staging memory)."""
-    b = ev.baseline
-    if not ev.baseline_loaded:
+    """Compile torch.compile on every benchmark shape in the baseline runner (ev.base), check one
+    output of each against the gold answer, and leave the runner stopped until it is timed.
+    `caller`: the calls.Caller to use (a thread of its own needs its own staging memory)."""
+    base = ev.base
+    b = base.runner
+    if not base.loaded:
         b.expect("hello", ev.deadline)
         b.send({"op": "load"})
         b.expect("ready", ev.deadline)
-    for i, shape in enumerate(ev.bench_shapes):
+    for i, shape in enumerate(ev.setup.bench_shapes):
         for fn in BASELINES:
-            link = calls.Link(b.send, b.expect, ev.base_work, fn=fn)
+            link = calls.Link(b.send, b.expect, base.work, fn=fn)
             try:
                 caller.call(link, shape, ev.derive(ev.master, "warm", i, fn),
                             f"{fn} baseline on {fmt(shape)}", first=True)
             except Failure as f:
                 raise b.error(f"{fn} on {fmt(shape)}: {f.problems[0][1]}") from None
     b.stop()
-    ev.baseline_idle = True  # between two requests: it may be kept for the next evaluation
-    ev.report["phases"]["compile_s"] = time.monotonic() - ev.compile_started
+    base.idle = True
+    ev.report["phases"]["compile_s"] = time.monotonic() - base.started
     _mark_warm(ev)
 
 
@@ -75,7 +91,7 @@ def _marker(ev) -> str:
     versions = ev.report.get("versions", {})
     key = "-".join(str(v) for v in (ev.task_name, ev.device, ev.report.get("gpu_name", ""),
                                     versions.get("torch", ""), versions.get("triton", "")))
-    return os.path.join(ev.cache, "compiled", "".join(c if c.isalnum() or c in "-." else "_" for c in key))
+    return os.path.join(ev.setup.cache, "compiled", "".join(c if c.isalnum() or c in "-." else "_" for c in key))
 
 
 def _mark_warm(ev) -> None:
@@ -109,8 +125,8 @@ class Overlap:
 
     def __init__(self, ev):
         self.ev, self.error = ev, None
-        start_runner(ev)
-        caller = calls.Caller(ev.task, ev.device, ev.derive(ev.master, "baseline calls"))
+        ev.base = start_runner(ev.task_name, ev.device, ev.setup.cache)
+        caller = calls.Caller(ev.setup.task, ev.device, ev.derive(ev.master, "baseline calls"))
         self.thread = threading.Thread(target=self._run, args=(caller,), name="baseline-compile", daemon=True)
         self.thread.start()
 
@@ -133,5 +149,5 @@ class Overlap:
 
     def cancel(self) -> None:
         if self.thread.is_alive():
-            self.ev.baseline.kill()
+            self.ev.base.runner.kill()
             self.thread.join(30.0)

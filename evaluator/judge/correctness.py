@@ -3,6 +3,7 @@ twice on the same input, for determinism), one profiled call that records which 
 kernels ran, and after timing a re-check on fresh inputs called exactly like timed calls."""
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from evaluator.judge import calls
@@ -13,22 +14,32 @@ from evaluator.common.shapes import fmt, shape_size
 from evaluator.judge.verdict import finite
 
 
-def run(ev) -> None:
+@dataclasses.dataclass(slots=True)
+class Profiled:
+    """The correctness phase's output: the call that recorded which operators and kernels ran
+    (the verdict phase weighs the library calls against it)."""
+    shape: dict
+    out_numel: int
+
+
+def run(ev) -> Profiled:
     t = time.monotonic()
-    for i, shape in enumerate(ev.task.test_shapes):
-        progress.note("correctness", k=i + 1, n=len(ev.task.test_shapes))
+    task = ev.setup.task
+    for i, shape in enumerate(task.test_shapes):
+        progress.note("correctness", k=i + 1, n=len(task.test_shapes))
         test_shape(ev, shape, ev.derive(ev.master, "test", i))
     # one call recording which operators and kernels ran (a middle-sized shape: big enough
     # that a library call shows, small enough for the CPU interpreter)
-    shape = sorted(ev.task.test_shapes, key=shape_size)[len(ev.task.test_shapes) // 2]
+    shape = sorted(task.test_shapes, key=shape_size)[len(task.test_shapes) // 2]
     out = ev.call(shape, ev.derive(ev.master, "profile"), f"test shape {fmt(shape)}", keep=True,
                   profile=True).out
-    ev.threads_base += ev.profiler_growth
-    ev.profiled = (shape, out.numel())
+    ev.threads.base += ev.threads.profiler_growth
+    profiled = Profiled(shape, out.numel())
     ev.send({"op": "release"})
     ev.expect("released", time.monotonic() + calls.CALL_LIMIT_S)
     ev.check_threads("during the correctness calls", "correctness")
     ev.report["phases"]["correctness_s"] = time.monotonic() - t
+    return profiled
 
 
 def test_shape(ev, shape: dict, seed: int) -> None:
@@ -36,9 +47,9 @@ def test_shape(ev, shape: dict, seed: int) -> None:
     where = f"test shape {fmt(shape)}"
     try:
         first = ev.call(shape, seed, where, check=True, keep=True, first=True)
-        if shape in ev.small_shapes:
+        if shape in ev.setup.small_shapes:
             again = ev.call(shape, seed, where + " (second call, same input)", check=True, keep=True)
-            if not checks.deterministic(first.out, again.out, ev.task.tolerance):
+            if not checks.deterministic(first.out, again.out, ev.setup.task.tolerance):
                 raise Failure(("nondeterministic", f"{where}: two calls on the same input "
                                                    "returned different answers"))
     except Failure as f:
@@ -52,14 +63,15 @@ def test_shape(ev, shape: dict, seed: int) -> None:
 def recheck(ev) -> None:
     """Fresh inputs on the small test shapes after timing, each call followed by the runner stopped
     (and the GPU probe sampled) as after a timed batch."""
-    for i, shape in enumerate(ev.small_shapes):
+    setup = ev.setup
+    for i, shape in enumerate(setup.small_shapes):
         ev.call(shape, ev.derive(ev.master, "recheck", i), f"re-check on test shape {fmt(shape)}")
         ev.runner.stop()
         try:
-            if ev.probe:
-                ev.probe.sample()
-                if i == len(ev.small_shapes) - 1 and ev.probe.slow():
-                    ev.probe.confirm()
+            if setup.probe:
+                setup.probe.sample()
+                if i == len(setup.small_shapes) - 1 and setup.probe.slow():
+                    setup.probe.confirm()
         finally:
             ev.runner.cont()
     ev.check_threads("after timing", "after")

@@ -8,11 +8,13 @@ timing (timed.py) and verdict (verdict.py); calls.py is the call protocol both r
 """
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import shutil
 import signal
 import time
 from collections import Counter
+from typing import Callable
 
 from evaluator.wire import affinity
 from evaluator.judge import baseline_compile
@@ -34,31 +36,66 @@ from evaluator.contract import upload
 from evaluator.judge import verdict
 from evaluator.wire import workdir
 from evaluator.common.checks import Failure
+from evaluator.judge.runner_process import Runner
 
 
+@dataclasses.dataclass(slots=True, init=False, eq=False, repr=False)
 class Evaluation:
+    """One evaluation's state, every attribute declared here (slots: no phase adds one). The
+    settings come from the caller; each phase's output is a typed field, None until that phase
+    has run: `setup` (startup.Setup), `base` (baseline_compile.Baseline), `threads`
+    (startup.Threads), `profiled` (correctness.Profiled), the timed rows in the report."""
+    # the settings
+    source: bytes
+    task_name: str
+    device: str
+    mode: str
+    time_limit_s: float
+    scan: bool
+    master: int  # the secret seed every input seed and checksum key derives from
+    derive: Callable[..., int]  # evaluator.tasks.base.derive_seed
+    # what the evaluation finds
+    report: dict
+    codes: list[tuple[str, str]]
+    # the clock (`run`)
+    t0: float
+    deadline: float
+    # the phases' outputs
+    setup: startup.Setup | None
+    base: baseline_compile.Baseline | None
+    threads: startup.Threads | None
+    profiled: correctness.Profiled | None
+    # the processes beside the candidate's runner, each closed by `close`
+    runner: Runner | None
+    checkers: dict  # "cand" / "base" -> batch.CheckerProcess (GPU) or batch.LocalChecker (CPU)
+    sanitizer: sanitize.Early | None  # the tools running beside the correctness phase
+    compiling: baseline_compile.Overlap | None  # the compile running beside it
+    # the timing phase
+    pinned_cores: dict | None
+    in_batches: bool  # the timed batches are running (what a crash then means)
+    first_call_limit_s: float
+    call_limit_s: float
+    _call_limit: float  # the limit of the call now waited for (its timeout's message)
+
     def __init__(self, source: bytes, *, task: str, device: str, mode: str, time_limit_s: float = 300,
                  scan: bool = True):
         self.source = source
         self.scan = scan
         self.task_name = task
-        self.task = None
         self.device = device
         self.mode = mode
         self.time_limit_s = time_limit_s
         self.report = report.empty(task=task, mode=mode, device=device)
-        self.codes: list[tuple[str, str]] = []
+        self.codes = []
         self.master = secrets.randbits(63)
         from evaluator.tasks.base import derive_seed
 
         self.derive = derive_seed
-        self.runner = self.work = self.baseline = self.base_work = None
-        self.baseline_idle = False  # the baseline runner waits for a request (baseline_keep)
-        self.tmp_cache = self.profiled = self.pinned_cores = None
-        self.sanitizer = None  # sanitize.Early: the tools running beside the correctness phase
-        self.compiling = None  # baseline_compile.Overlap: the compile running beside it
+        self.t0 = self.deadline = 0.0
+        self.setup = self.base = self.threads = self.profiled = None
+        self.runner = self.sanitizer = self.compiling = self.pinned_cores = None
         self.checkers = {}
-        self.in_batches = False  # the timed batches are running (what a crash then means)
+        self.in_batches = False
         self.first_call_limit_s, self.call_limit_s = calls.FIRST_CALL_LIMIT_S, calls.CALL_LIMIT_S
         self._call_limit = calls.FIRST_CALL_LIMIT_S
 
@@ -78,7 +115,8 @@ class Evaluation:
                 closing = time.monotonic()
                 self.close(keep_work=True)
                 self.report["phases"]["close_s"] = time.monotonic() - closing
-                verdict.complete(self.report, self.codes, mode=self.mode, task=self.task)
+                verdict.complete(self.report, self.codes, mode=self.mode,
+                                 task=self.setup.task if self.setup else None)
                 if threads:
                     import torch
 
@@ -98,10 +136,10 @@ class Evaluation:
         for finding in scan.scan(text) if self.scan else ():
             self.codes.append(("suspicious_source", f"suspicious source: {finding}"))
         progress.note("setup")
-        startup.prepare(self)
+        self.setup = startup.prepare(self)
         progress.note("compile")
         startup.start(self)
-        correctness.run(self)
+        self.profiled = correctness.run(self)
         if self.compiling:
             self.report["phases"]["compile_wait_s"] = round(self.compiling.join(), 3)
         if self.mode == "ranked":
@@ -116,24 +154,25 @@ class Evaluation:
             self.sanitizer.join(self.deadline - time.monotonic(), self.time_limit_s)
             self.report["phases"]["sanitizer_s"] = round(self.sanitizer.waited_s, 3)
         t = time.monotonic()
+        setup, base = self.setup, self.base
         if self.device != "cuda":
-            self.checkers = {"cand": batch.LocalChecker(self.task, self.work),
-                             "base": batch.LocalChecker(self.task, self.base_work)}
-        b = self.baseline
+            self.checkers = {"cand": batch.LocalChecker(setup.task, setup.work),
+                             "base": batch.LocalChecker(setup.task, base.work)}
+        b = base.runner
         sides = {"cand": batch.Side("cand", runner=self.runner, send=self.send, expect=self.expect,
-                                    checker=self.checkers["cand"], work=self.work)}
+                                    checker=self.checkers["cand"], work=setup.work)}
         for fn in baseline_compile.BASELINES:
             sides[fn] = batch.Side(fn, runner=b, send=b.send, expect=b.expect, checker=self.checkers["base"],
-                                   work=self.base_work, fn=fn)
+                                   work=base.work, fn=fn)
         pinned = self._pin() if affinity.wanted(self.device) else None
         self.pinned_cores = pinned.cores if pinned else None
         before = gpustate.reading() if self.device == "cuda" else None
         self.runner.stop()
-        self.baseline_idle = False
+        base.idle = False
         self.in_batches = True
         try:
             self.report["shapes"] = timed.Phase(self, sides, self.checkers).run()
-            self.baseline_idle = True
+            base.idle = True
             if before is not None:  # read at once: an idle GPU lowers its clocks within moments
                 self.gpu_state(before, gpustate.reading())
         finally:
@@ -158,7 +197,7 @@ class Evaluation:
     def _pin(self) -> affinity.Pinned:
         return affinity.Pinned({"cand_checker": [self.checkers["cand"].proc.pid], "cand_runner": self.runner.tree(),
                                 "base_checker": [self.checkers["base"].proc.pid],
-                                "base_runner": self.baseline.tree()})
+                                "base_runner": self.base.runner.tree()})
 
     # ---- the candidate's channel -------------------------------------------------------------
     def send(self, msg: dict) -> None:
@@ -209,7 +248,7 @@ class Evaluation:
     def call(self, shape: dict, seed: int, where: str, **kw) -> calls.Call:
         """One checked call of the submission (calls.Caller.call)."""
         self.note_call_limit(kw.get("first", False))
-        return self.caller.call(calls.Link(self.send, self.expect, self.work), shape, seed, where, **kw)
+        return self.setup.caller.call(calls.Link(self.send, self.expect, self.setup.work), shape, seed, where, **kw)
 
     # ---- what the timing phase asks of the evaluation ----------------------------------------
     def note_call_limit(self, first: bool) -> None:
@@ -223,15 +262,15 @@ class Evaluation:
         count goes into the report's readings under `threads_<key>` (the largest seen there)."""
         names = self.runner.thread_names()
         seen = self.report["readings"]
-        seen["threads_base"] = self.threads_base
+        seen["threads_base"] = self.threads.base
         seen[f"threads_{key}"] = max(len(names), seen.get(f"threads_{key}", 0))
         if any(c == "extra_threads" for c, _ in self.codes):
             return
         if key in readings.threads_over_base(seen):
             # names the submission may set itself: for the admin reading the flag, not for the verdict
-            new = sorted((Counter(names) - Counter(self.thread_names_base)).elements())
+            new = sorted((Counter(names) - Counter(self.threads.names_base)).elements())
             named = f" (new by name: {', '.join(new[:8])})" if new else ""
-            self.codes.append(("extra_threads", f"the runner had {self.threads_base} threads before the "
+            self.codes.append(("extra_threads", f"the runner had {self.threads.base} threads before the "
                                                 f"submission was imported and {len(names)} {when}{named}"))
 
     # ---- the end -------------------------------------------------------------------------------
@@ -241,34 +280,34 @@ class Evaluation:
         (the sanitizer's tools reuse its Triton cache)."""
         if self.compiling:
             self.compiling.cancel()
-        kept = self.baseline is not None and self.baseline_idle and baseline_keep.give(
-            self.baseline_key, self.device, self.baseline, self.base_work)
-        procs = [p for p in (self.runner, None if kept else self.baseline, *self.checkers.values(), self.sanitizer)
-                 if p is not None]
+        base, work = self.base, self.setup.work if self.setup else None
+        kept = base is not None and base.idle and baseline_keep.give(base.key, self.device, base.runner, base.work)
+        procs = [p for p in (self.runner, None if kept or base is None else base.runner, *self.checkers.values(),
+                             self.sanitizer) if p is not None]
         for proc in procs:  # all told to end first, then each waited for: their exits overlap
             if hasattr(proc, "begin_close"):
                 proc.begin_close()
         for proc in procs:
             proc.close()
-        if self.base_work is not None and not kept:
-            self.base_work.remove()
-        if self.work is not None:
-            self.report["logs"] = workdir.logs(self.work)
+        if base is not None and not kept:
+            base.work.remove()
+        if work is not None:
+            self.report["logs"] = workdir.logs(work)
             if not keep_work:
                 self.remove_work()
-        if self.tmp_cache:
-            shutil.rmtree(self.tmp_cache, ignore_errors=True)
+        if self.setup and self.setup.tmp_cache:
+            shutil.rmtree(self.setup.tmp_cache, ignore_errors=True)
 
     def remove_work(self):
-        if self.work is not None:
-            self.work.remove()
+        if self.setup is not None:
+            self.setup.work.remove()
 
     def runner_triton_cache(self) -> str | None:
         """The Triton cache the candidate's runner compiled into (its own user's directory, in
         its work directory). The sanitizer's tools run the same submission as the same user, so
         handing them what it compiled gives nothing away, and it spares each tool compiling every
         kernel again under the tool (seconds a kernel for a block of several)."""
-        return str(self.work.scratch / "triton") if self.work is not None else None
+        return str(self.setup.work.scratch / "triton") if self.setup is not None else None
 
 
 def _single_thread() -> int:

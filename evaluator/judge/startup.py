@@ -5,9 +5,11 @@ and, on the GPU, one checker per runner), up to the moment the submission is imp
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import platform
+import shutil
 import stat
 import tempfile
 import time
@@ -58,21 +60,55 @@ def gpu_uuid(device: int) -> str | None:
     return f"GPU-{uuid}" if uuid is not None else None
 
 
-def prepare(ev) -> None:
+@dataclasses.dataclass(slots=True)
+class Setup:
+    """The setup's output (`prepare`): what the judge needs before any process starts."""
+    task: object  # evaluator.tasks.base.Task
+    caller: calls.Caller
+    cache: str  # the judge's compile caches (judge_cache_dir, or tmp_cache)
+    tmp_cache: str | None  # a cache of this evaluation only, removed when it closes
+    quick: bool  # the quick CPU repetitions (timing.quick)
+    small_shapes: list[dict]  # the test shapes called twice and re-checked after timing
+    bench_shapes: list[dict]
+    probe: timing.Probe | None  # the GPU probe of a ranked evaluation
+    ceilings: dict | None  # the device's bandwidth and peak FLOP rate (ranked mode)
+    work: workdir.Workdir  # the candidate runner's work directory
+
+
+@dataclasses.dataclass(slots=True)
+class Threads:
+    """The runner's threads before the submission was imported (`start`), which
+    Evaluation.check_threads compares later counts with."""
+    names_base: list[str]
+    base: int  # raised by profiler_growth once the correctness phase has profiled a call
+    profiler_growth: int  # threads one profiler session starts (the runner's hello)
+
+
+def prepare(ev) -> Setup:
     """Everything the judge needs before any process starts: caches, the task, the shapes, the
-    device's ceilings and the submission's work directory."""
+    device's ceilings and the submission's work directory. `ev`: the Evaluation's settings and
+    report (versions, GPU and ceilings are written into it)."""
     cache = judge_cache_dir()
+    tmp_cache = None
     if cache is None:
-        ev.tmp_cache = cache = tempfile.mkdtemp(prefix="evaluator-judge-")
+        tmp_cache = cache = tempfile.mkdtemp(prefix="evaluator-judge-")
+    try:
+        return _prepare(ev, cache, tmp_cache)
+    except BaseException:
+        if tmp_cache:  # Evaluation.close removes it once the setup exists
+            shutil.rmtree(tmp_cache, ignore_errors=True)
+        raise
+
+
+def _prepare(ev, cache: str, tmp_cache: str | None) -> Setup:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")
     os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
-    ev.cache = cache
     if not isolation.is_root():
         isolation.make_undumpable()
     from evaluator.tasks import get_task
 
-    ev.task = get_task(ev.task_name)
-    ev.caller = calls.Caller(ev.task, ev.device, ev.master)
+    task = get_task(ev.task_name)
+    caller = calls.Caller(task, ev.device, ev.master)
     import triton
 
     ev.report["versions"] = {"python": platform.python_version(), "torch": torch.__version__,
@@ -84,29 +120,31 @@ def prepare(ev) -> None:
         ev.report["gpu_uuid"] = gpu_uuid(0)
         host = os.environ.get("EVALUATOR_HOST_GPU", "")
         ev.report["gpu_index"] = int(host) if host.isdigit() else None
-    ev.quick = timing.quick() and ev.device == "cpu"
+    quick = timing.quick() and ev.device == "cpu"
     if ev.device == "cuda":
-        ev.small_shapes = list(ev.task.test_shapes)
+        small_shapes = list(task.test_shapes)
     else:
-        ev.small_shapes = sorted(ev.task.test_shapes, key=shape_size)[:SMALL_SHAPES_CPU]
-    ev.bench_shapes = bench_shapes(ev.task, ev.device)
+        small_shapes = sorted(task.test_shapes, key=shape_size)[:SMALL_SHAPES_CPU]
     # measured before any submission code exists on this machine. GPU only: on a multi-core
     # CPU a busy background process need not slow the probe; there the tree-wide SIGSTOP is
     # the defence
-    ev.probe = timing.Probe(ev.device) if ev.device == "cuda" and ev.mode == "ranked" else None
+    probe = timing.Probe(ev.device) if ev.device == "cuda" and ev.mode == "ranked" else None
+    measured = None
     if ev.mode == "ranked":
-        ev.ceilings = ceilings(ev)
-        ev.report["ceilings"] = dict(ev.ceilings)
-    ev.work = workdir.Workdir(ev.source)
+        measured = ceilings(ev.device, cache, ev.report.get("gpu_name"))
+        ev.report["ceilings"] = dict(measured)
+    return Setup(task=task, caller=caller, cache=cache, tmp_cache=tmp_cache, quick=quick,
+                 small_shapes=small_shapes, bench_shapes=bench_shapes(task, ev.device), probe=probe,
+                 ceilings=measured, work=workdir.Workdir(ev.source))
 
 
-def ceilings(ev) -> dict:
+def ceilings(device: str, cache: str, gpu_name: str | None) -> dict:
     """The device's bandwidth and peak FLOP rate; on the GPU cached per device and torch version in
     the judge's cache."""
-    if ev.device != "cuda":
+    if device != "cuda":
         return timing.measure_ceilings("cpu")
-    key = "".join(c if c.isalnum() else "_" for c in f"{ev.report['gpu_name']}-{torch.__version__}")
-    path = os.path.join(ev.cache, f"ceilings-{key}.json")
+    key = "".join(c if c.isalnum() else "_" for c in f"{gpu_name}-{torch.__version__}")
+    path = os.path.join(cache, f"ceilings-{key}.json")
     with contextlib.suppress(OSError, ValueError):
         with open(path) as f:
             cached = json.load(f)
@@ -119,10 +157,13 @@ def ceilings(ev) -> dict:
     return measured
 
 
-def start(ev) -> None:
+def start(ev) -> Threads:
     """Start the runner (and in ranked mode the checkers and the baselines), then have it import
-    the submission; the report records how the runner is isolated."""
-    ev.runner = Runner(ev.work, task=ev.task_name, device=ev.device)
+    the submission; the report records how the runner is isolated. Each process goes into the
+    Evaluation as soon as it exists (its close ends them whatever happens next); returns the
+    runner's threads before the import."""
+    setup = ev.setup
+    ev.runner = Runner(setup.work, task=ev.task_name, device=ev.device)
     if ev.mode == "ranked" and ev.device == "cuda":
         start_checkers(ev)
     if ev.mode == "ranked":
@@ -136,7 +177,7 @@ def start(ev) -> None:
         # an earlier evaluation when the compile runs beside): a torch.compile inside the
         # submission then picks the kernels the baseline runs (evaluator/judge/compile_seed.py)
         try:
-            ev.report["compile_cache"] = compile_seed.seed(ev.work, ev.cache) \
+            ev.report["compile_cache"] = compile_seed.seed(setup.work, setup.cache) \
                 if compile_seed.enabled() else "off (EVALUATOR_COMPILE_SEED=0)"
         except OSError as e:
             ev.report["compile_cache"] = f"not copied: {e}"[:200]
@@ -151,12 +192,12 @@ def start(ev) -> None:
     except Failure as f:
         # nothing of the submission has run yet: this is the evaluator's failure, not a verdict
         raise RuntimeError(f"the runner failed to start ({f}); its stderr:\n"
-                           + workdir.logs(ev.work)[-4000:]) from None
-    ev.thread_names_base = ev.runner.thread_names()
-    ev.threads_base = len(ev.thread_names_base)
+                           + workdir.logs(setup.work)[-4000:]) from None
+    names = ev.runner.thread_names()
     # sent before the submission exists, so trusted: threads one profiler session starts
     growth = hello.get("profiler_growth")
-    ev.profiler_growth = growth if isinstance(growth, int) and 0 <= growth <= 4 else 0
+    ev.threads = Threads(names_base=names, base=len(names),
+                         profiler_growth=growth if isinstance(growth, int) and 0 <= growth <= 4 else 0)
     for checker in ev.checkers.values():
         checker.call("ping")  # non-dumpable and answering before the submission exists
     ev.send({"op": "load"})
@@ -165,6 +206,7 @@ def start(ev) -> None:
     ev.report["phases"]["startup_s"] = time.monotonic() - t
     ev.report["isolation"] = isolation_report(ev.runner, hello)
     ev.check_threads("after the submission was imported", "import")
+    return ev.threads
 
 
 def isolation_report(runner, hello: dict) -> dict:
@@ -180,7 +222,8 @@ def isolation_report(runner, hello: dict) -> dict:
 def start_checkers(ev) -> None:
     """GPU: one checker process per runner, of that runner's uid (CUDA IPC fails across
     users), started before any submission code exists (batch.py, checker.py)."""
-    ev.checkers["cand"] = batch.CheckerProcess(ev.task_name, uid=ev.work.uid, cache=ev.work.private_dir(),
-                                               log_dir=str(ev.work.path))
-    ev.checkers["base"] = batch.CheckerProcess(ev.task_name, uid=os.getuid(), cache=ev.cache,
-                                               log_dir=str(ev.work.path))
+    work = ev.setup.work
+    ev.checkers["cand"] = batch.CheckerProcess(ev.task_name, uid=work.uid, cache=work.private_dir(),
+                                               log_dir=str(work.path))
+    ev.checkers["base"] = batch.CheckerProcess(ev.task_name, uid=os.getuid(), cache=ev.setup.cache,
+                                               log_dir=str(work.path))

@@ -58,7 +58,7 @@ def reuse_base_inputs() -> bool:
 
 def rounds_budget(ev, least: float) -> float:
     """Seconds of timed rounds for the whole evaluation (shared by its benchmark shapes)."""
-    if ev.device != "cuda" or ev.quick:
+    if ev.device != "cuda" or ev.setup.quick:
         return least
     try:
         until = float(os.environ.get("EVALUATOR_ROUNDS_UNTIL_S", ROUNDS_UNTIL_S))
@@ -78,7 +78,7 @@ class Phase:
 
     def __init__(self, ev, sides: dict, checkers: dict):
         self.ev, self.sides, self.checkers = ev, sides, checkers
-        self.reps = REPS["quick" if ev.quick else ev.device]
+        self.reps = REPS["quick" if ev.setup.quick else ev.device]
         self.budget_s = self.reps[4]  # seconds of rounds, set when run() starts
         self.reuse = reuse_base_inputs()
         self.samples = []
@@ -86,8 +86,8 @@ class Phase:
 
     def run(self) -> list[dict]:
         self.budget_s = rounds_budget(self.ev, self.reps[4])
-        rows = [self.shape(j, shape) for j, shape in enumerate(self.ev.bench_shapes)]
-        _write_samples(self.ev.task_name, self.samples, getattr(self.ev, "pinned_cores", None))
+        rows = [self.shape(j, shape) for j, shape in enumerate(self.ev.setup.bench_shapes)]
+        _write_samples(self.ev.task_name, self.samples, self.ev.pinned_cores)
         return rows
 
     def shape(self, j: int, shape: dict) -> dict:
@@ -112,7 +112,7 @@ class Phase:
 
         # size the batches: the eager baseline on its own clock, the candidate on the judge's
         started = time.monotonic()
-        kind = "quick" if ev.quick else ev.device
+        kind = "quick" if ev.setup.quick else ev.device
         sizing = batch.SIZING_CALLS[kind]
         self._map(plan, {"cand": sizing, "eager": sizing})
         run("eager", sizing, first=True)
@@ -128,7 +128,7 @@ class Phase:
             cand_ms = max(min(run("cand", sizing).window_ms for _ in range(2)) - spare, 0.0) / sizing
         k_base, k_cand = batch.calls_per_batch(ev.device, eager_ms=eager_ms, cand_ms=cand_ms,
                                                slot_bytes=plan["slot_bytes"], out_bytes=plan["out_bytes"],
-                                               quick=ev.quick)
+                                               quick=ev.setup.quick)
         calls = {"cand": k_cand, "eager": k_base, "compile": k_base}
         self._map(plan, calls)
         sized = time.monotonic()
@@ -142,7 +142,7 @@ class Phase:
         row = self.row(shape, where, calls, got, rounds)
         # where the shape's time went, for the samples (docs/bench/judge-clock.md)
         self.samples[-1]["spent"] = {"sizing_s": sized - started, "warmup_s": warm - sized, "rounds_s": ended - warm,
-                                     "budget_s": self.budget_s / len(ev.bench_shapes)}
+                                     "budget_s": self.budget_s / len(ev.setup.bench_shapes)}
         return row
 
     def rounds(self, run, calls: dict) -> tuple[dict, dict]:
@@ -155,7 +155,8 @@ class Phase:
         started = time.monotonic()
         shape_no = len(self.samples) + 1  # the rows of the shapes before this one
         for r in range(max_rounds):
-            progress.note("timing", shape=shape_no, shapes=len(ev.bench_shapes), round=r + 1, rounds_max=max_rounds)
+            progress.note("timing", shape=shape_no, shapes=len(ev.setup.bench_shapes), round=r + 1,
+                          rounds_max=max_rounds)
             if r and r % REFILL_EVERY == 0:
                 self.base_written = None
             for side in round_order(r, ev.device):
@@ -163,7 +164,7 @@ class Phase:
                 rounds[side].append(r)
             ev.check_threads("during timing", "timing")
             stable = all(timing.rel_se_of_median([t.window_ms for t in got[s]]) <= target for s in SIDES)
-            over = time.monotonic() - started > budget / len(ev.bench_shapes) or ev.short_of_time()
+            over = time.monotonic() - started > budget / len(ev.setup.bench_shapes) or ev.short_of_time()
             if stop_rounds(r + 1, stable=stable, over=over, min_rounds=min_rounds):
                 break
         return got, rounds
@@ -193,8 +194,8 @@ class Phase:
         times, overheads = scored["times"], scored["overheads"]
         overhead = overheads["cand"]
         c, e, k = (timing.median(times[s]) for s in SIDES)
-        floor = ev.task.floor_ms(shape, bandwidth_bytes_s=ev.ceilings["bandwidth_bytes_s"],
-                                 peak_flop_s=ev.ceilings["peak_flop_s"])
+        floor = ev.setup.task.floor_ms(shape, bandwidth_bytes_s=ev.setup.ceilings["bandwidth_bytes_s"],
+                                       peak_flop_s=ev.setup.ceilings["peak_flop_s"])
         row = {"shape": dict(shape), "candidate_ms": c, "eager_ms": e, "compile_ms": k,
                "wall_ms": timing.median([t.window_ms for t in got["cand"]]) / calls["cand"], "floor_ms": floor,
                "speedup_vs_compile": scored["speedup_vs_compile"], "speedup_vs_eager": scored["speedup_vs_eager"],
@@ -210,7 +211,7 @@ class Phase:
         if c < FLOOR_MARGIN * floor:
             ev.codes.append(("below_floor", f"{where}: {c:.4g} ms is below the roofline floor of "
                                             f"{floor:.4g} ms (impossible on this device)"))
-        limit = ev.task.max_speedup_vs_compile
+        limit = ev.setup.task.max_speedup_vs_compile
         if row["speedup_vs_compile"] and row["speedup_vs_compile"] > limit:
             ev.codes.append(("too_fast_vs_compile", f"{where}: {row['speedup_vs_compile']:.2f}x faster "
                                                     f"than torch.compile (above this task's {limit:g}x)"))

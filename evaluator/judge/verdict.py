@@ -33,14 +33,15 @@ def stats(ev) -> None:
             ev.codes.append(("no_kernel_launched", f"library calls did a large share of the task's work, "
                                                    f"not the submission's own kernels ({ran} ran): "
                                                    + "; ".join(library[:4])))
-    slowdown = ev.probe.slowdown() if ev.probe else 1.0
-    if ev.probe:
-        ev.report["readings"].update(ev.probe.readings())
+    probe = ev.setup.probe
+    slowdown = probe.slowdown() if probe else 1.0
+    if probe:
+        ev.report["readings"].update(probe.readings())
     if readings.busy_after_recheck(ev.report["readings"]):
         ev.codes.append(("extra_threads", f"the {ev.device} was busy while the runner was "
                                           f"stopped: a fixed probe ran {slowdown:.1f}x slower than "
                                           f"before the run (work left running in the background; "
-                                          f"{ev.probe.describe()})"))
+                                          f"{probe.describe()})"))
     ev.send({"op": "exit"})
 
 
@@ -53,8 +54,8 @@ def library_work(ev, aten) -> list[str]:
         if (isinstance(name, str) and isinstance(rec, list) and len(rec) == 3
                 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in rec)):
             ops[name[:64]] = rec
-    shape, out_numel = ev.profiled
-    return opcount.library_work(ops, out_numel=out_numel, task_flops=ev.task.flops(shape))
+    profiled = ev.profiled
+    return opcount.library_work(ops, out_numel=profiled.out_numel, task_flops=ev.setup.task.flops(profiled.shape))
 
 
 def complete(r: dict, codes: list[tuple[str, str]], *, mode: str, task) -> None:

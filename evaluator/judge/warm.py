@@ -35,13 +35,14 @@ def warm(task: str, device: str, time_limit_s: float = 600) -> dict:
     ev.t0 = started
     ev.deadline = started + time_limit_s
     try:
-        startup.prepare(ev)
+        ev.setup = startup.prepare(ev)
         if baseline_compile.is_warm(ev):
             state = "already warm"
         else:
             baseline_compile.run(ev)
             state = "compiled"
     finally:
-        ev.baseline_idle = False  # not kept for a next evaluation: a warm-up only fills the cache
+        if ev.base is not None:
+            ev.base.idle = False  # not kept for a next evaluation: a warm-up only fills the cache
         ev.close()
     return {**result, "state": state, "seconds": round(time.monotonic() - started, 3)}

@@ -35,34 +35,34 @@ def empty_keep():
 def test_the_next_evaluation_gets_the_kept_runner_or_a_new_one(honest, empty_keep, monkeypatch):
     first = _ranked(honest)
     assert first.report["verdict"] == "verified", first.report["reasons"]
-    pid = first.baseline.pid
+    pid = first.base.runner.pid
     assert [r.pid for r, _ in baseline_keep._kept.values()] == [pid]
-    assert first.base_work.path.is_dir()  # kept with its runner
+    assert first.base.work.path.is_dir()  # kept with its runner
     assert runner_process.threads_stopped([pid])  # and stopped while it waits
     second = _ranked(honest)
     assert second.report["verdict"] == "verified", second.report["reasons"]
-    assert second.baseline.pid == pid
+    assert second.base.runner.pid == pid
     # the compiled baselines are already loaded: no new process, no import of torch
     assert second.report["phases"]["compile_s"] < first.report["phases"]["compile_s"] / 2
     row = second.report["shapes"][0]
     assert row["eager_ms"] > 0 and row["compile_ms"] > 0
     # the last evaluation's input files do not pile up in the kept work directory
-    assert not list(second.base_work.path.glob("inputs-*.bin"))
+    assert not list(second.base.work.path.glob("inputs-*.bin"))
 
     # a runner that died while kept is replaced, and its directory goes with it
     os.kill(pid, signal.SIGKILL)
-    second.baseline.proc.wait(timeout=10)
+    second.base.runner.proc.wait(timeout=10)
     third = _ranked(honest)
     assert third.report["verdict"] == "verified", third.report["reasons"]
-    assert third.baseline.pid != pid
-    assert not first.base_work.path.exists()
+    assert third.base.runner.pid != pid
+    assert not first.base.work.path.exists()
 
     # passed on to runners (a GPU-only knob, inert here): the kept one was started without it,
     # so another environment gets a runner of its own
     monkeypatch.setenv("EVALUATOR_GPU_WARM_MS", "7")
     fourth = _ranked(honest)
     assert fourth.report["verdict"] == "verified", fourth.report["reasons"]
-    assert fourth.baseline.pid != third.baseline.pid
+    assert fourth.base.runner.pid != third.base.runner.pid
     assert len(baseline_keep._kept) == 2
 
 
@@ -71,7 +71,7 @@ def test_the_operator_can_turn_it_off(honest, empty_keep, monkeypatch):
     ev = _ranked(honest)
     assert ev.report["verdict"] == "verified", ev.report["reasons"]
     assert not baseline_keep._kept
-    assert ev.baseline.proc.poll() is not None and not ev.base_work.path.exists()
+    assert ev.base.runner.proc.poll() is not None and not ev.base.work.path.exists()
 
 
 @pytest.mark.parametrize("how", ["exit", "SIGKILL"])

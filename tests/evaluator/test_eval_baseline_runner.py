@@ -44,17 +44,17 @@ def test_the_baseline_runner_never_receives_the_submission(honest):
     # imported once, by the candidate's runner only
     assert len(lines) == 1, lines
     argv = ast.literal_eval(lines[0])
-    assert "--baseline" not in argv and str(ev.work.submission) in argv
+    assert "--baseline" not in argv and str(ev.setup.work.submission) in argv
     # the baseline's program, and everything on its command line, is free of the submission
-    assert ev.baseline is not None and ev.baseline.pid != ev.runner.pid
-    assert MARKER not in ev.base_work.text and ev.base_work.text == baseline.source("softmax")
-    args = [str(a) for a in ev.baseline.proc.args]
-    assert "--baseline" in args and str(ev.base_work.submission) in args
-    assert not any(str(ev.work.path) in a for a in args)
+    assert ev.base is not None and ev.base.runner.pid != ev.runner.pid
+    assert MARKER not in ev.base.work.text and ev.base.work.text == baseline.source("softmax")
+    args = [str(a) for a in ev.base.runner.proc.args]
+    assert "--baseline" in args and str(ev.base.work.submission) in args
+    assert not any(str(ev.setup.work.path) in a for a in args)
 
 
 def test_test_mode_starts_no_baseline_runner(evaluate, honest, tmp_path):
     ev = Evaluation(honest.encode(), task="softmax", device="cpu", mode="test")
     report = ev.run()
     assert report["verdict"] == "verified", report["reasons"]
-    assert ev.baseline is None
+    assert ev.base is None

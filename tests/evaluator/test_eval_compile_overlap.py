@@ -47,8 +47,8 @@ def test_a_candidate_that_fails_meanwhile_leaves_no_baseline_runner(overlapped):
     ev = _ranked(WRONG)
     assert ev.report["verdict"] == "rejected" and "mismatch" in ev.report["reason_codes"], ev.report["reasons"]
     assert not ev.compiling.thread.is_alive()
-    assert ev.baseline is not None and ev.baseline.proc.poll() is not None  # ended, not left running
-    assert not ev.base_work.path.exists()
+    assert ev.base is not None and ev.base.runner.proc.poll() is not None  # ended, not left running
+    assert not ev.base.work.path.exists()
 
 
 def test_a_baseline_that_fails_in_the_thread_fails_the_evaluation(honest, overlapped, monkeypatch):
@@ -58,7 +58,7 @@ def test_a_baseline_that_fails_in_the_thread_fails_the_evaluation(honest, overla
 
 
 def _fake_ev(tmp_path, device="cuda"):
-    return types.SimpleNamespace(task_name="softmax", device=device, cache=str(tmp_path),
+    return types.SimpleNamespace(task_name="softmax", device=device, setup=types.SimpleNamespace(cache=str(tmp_path)),
                                  report={"gpu_name": "NVIDIA H200", "versions": {"torch": "2.11.0", "triton": "3.6.0"}})
 
 

@@ -43,7 +43,7 @@ def test_the_runner_sees_the_judge_autotuning_picks(tmp_path, monkeypatch):
             files = json.load(f)
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
-    assert ev.cache == str(cache)
+    assert ev.setup.cache == str(cache)
     assert "import_error" in report["reason_codes"], report["reasons"]
     assert "copied" in report["compile_cache"], report["compile_cache"]
     # the pick, at the same place relative to the runner's own cache; the compiled code is not

@@ -99,7 +99,7 @@ def test_a_whole_timing_phase_in_the_gpu_order(evaluate, honest, tmp_path, monke
 
 
 def _aged(seconds: float, device: str = "cuda", quick: bool = False):
-    return types.SimpleNamespace(device=device, quick=quick, t0=time.monotonic() - seconds)
+    return types.SimpleNamespace(device=device, setup=types.SimpleNamespace(quick=quick), t0=time.monotonic() - seconds)
 
 
 def test_on_the_gpu_the_rounds_run_until_the_evaluation_reaches_its_age(monkeypatch):

@@ -54,7 +54,7 @@ def _judge_mark(cache, *, torch_version, triton_version):
 
     from evaluator.judge import baseline_compile
 
-    ev = SimpleNamespace(task_name="softmax", device="cuda", cache=str(cache),
+    ev = SimpleNamespace(task_name="softmax", device="cuda", setup=SimpleNamespace(cache=str(cache)),
                          report={"gpu_name": "NVIDIA H200",
                                  "versions": {"torch": torch_version, "triton": triton_version}})
     path = baseline_compile._marker(ev)

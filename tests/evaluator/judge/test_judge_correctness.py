@@ -3,6 +3,7 @@ fixture of tests/evaluator/conftest.py): one row per test shape in the task's or
 line per shape, the small shapes called twice (a kernel that answers differently the second time
 on one of them fails there, and no later shape is called), a large shape called once."""
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -79,7 +80,7 @@ class Evaluation:
     answering with the outputs given, in order."""
 
     def __init__(self, outs):
-        self.task, self.small_shapes, self.report = TASK, SMALL, {"tests": []}
+        self.setup, self.report = SimpleNamespace(task=TASK, small_shapes=SMALL), {"tests": []}
         self.outs, self.wheres = list(outs), []
 
     def call(self, shape, seed, where, **kw):
