@@ -21,6 +21,7 @@ import time
 from evaluator.judge import baseline
 from evaluator.judge import baseline_keep
 from evaluator.judge import calls
+from evaluator.judge.link import Link
 from evaluator.common.checks import Failure
 from evaluator.common.shapes import fmt
 
@@ -36,6 +37,10 @@ class Baseline:
     loaded: bool  # taken from baseline_keep: it has said hello and loaded its source already
     started: float  # monotonic time the compile phase began
     idle: bool = False  # between two requests: it may be kept for the next evaluation
+
+    def link(self, fn: str | None = None) -> Link:
+        """The judge's link to the runner; `fn`: the baseline its calls run."""
+        return Link(self.runner.send, self.runner.expect, self.work, fn=fn)
 
 
 def run(ev) -> None:
@@ -70,12 +75,11 @@ def compile_baselines(ev, caller) -> None:
     base = ev.base
     b = base.runner
     if not base.loaded:
-        b.expect("hello", ev.deadline)
-        b.send({"op": "load"})
-        b.expect("ready", ev.deadline)
+        base.link().hello(ev.deadline)
+        base.link().load(ev.deadline)
     for i, shape in enumerate(ev.setup.bench_shapes):
         for fn in BASELINES:
-            link = calls.Link(b.send, b.expect, base.work, fn=fn)
+            link = base.link(fn)
             try:
                 caller.call(link, shape, ev.derive(ev.master, "warm", i, fn),
                             f"{fn} baseline on {fmt(shape)}", first=True)

@@ -38,10 +38,12 @@ import time
 import torch
 
 from evaluator.wire import channel
+from evaluator.wire.messages import CheckerOp, CheckerReply
 from evaluator.common import checks
 from evaluator.wire import isolation
 from evaluator.common import timing
 from evaluator.common.checks import Failure
+from evaluator.judge.link import Link
 
 # a batch's calls should last about this long, by the trusted eager baseline's own clock: host
 # jitter (tens of microseconds on the GPU, milliseconds on a loaded CPU) stays well under 0.5 %
@@ -212,7 +214,7 @@ class CheckerProcess:
         try:
             if not self.started:
                 hello = channel.recv(self.from_checker, time.monotonic() + 300)
-                if hello.get("t") != "hello":
+                if hello.get("t") != CheckerReply.HELLO:
                     raise RuntimeError(f"the checker said {hello!r:.200}")
                 self.started = True
             channel.send(self.to_checker, {"op": op, **fields})
@@ -220,43 +222,46 @@ class CheckerProcess:
         except (OSError, channel.Timeout, channel.Closed, channel.ProtocolError) as e:
             raise RuntimeError(f"the checker failed on {op!r}: {type(e).__name__}: {e}; "
                                f"its log: {self.tail()}") from None
-        if reply.get("t") != "ok":
+        if reply.get("t") != CheckerReply.OK:
             raise RuntimeError(f"the checker failed on {op!r}: {reply.get('message')}\n{reply.get('trace', '')}")
         return reply
 
+    def ping(self) -> dict:
+        return self.call(CheckerOp.PING)
+
     def plan(self, shape: dict) -> dict:
-        return self.call("plan", shape=shape)
+        return self.call(CheckerOp.PLAN, shape=shape)
 
     def buffer(self, slots: int) -> dict:
-        return self.call("buffer", slots=slots)
+        return self.call(CheckerOp.BUFFER, slots=slots)
 
     last_probe_ms = 0.0  # the probe that followed the last fill or refresh (Checker.probe)
 
     last_write: dict = {}  # the checker's readings of the last fill (checker.WriteReadings)
 
     def fill(self, seeds) -> float:
-        reply = self.call("fill", seeds=list(seeds))
+        reply = self.call(CheckerOp.FILL, seeds=list(seeds))
         self.last_probe_ms = float(reply.get("probe_ms", 0.0))
         write = reply.get("write")
         self.last_write = write if isinstance(write, dict) else {}
         return float(reply["gen_ms"])
 
     def refresh(self) -> float:
-        reply = self.call("refresh")
+        reply = self.call(CheckerOp.REFRESH)
         self.last_probe_ms = float(reply.get("probe_ms", 0.0))
         return float(reply["gen_ms"])
 
     def probe(self) -> float:
-        return float(self.call("probe")["probe_ms"])
+        return float(self.call(CheckerOp.PROBE)["probe_ms"])
 
     def arm(self, described: dict) -> dict:
-        return self.call("arm", spin_s=SPIN_S, outputs=described.get("outputs"))
+        return self.call(CheckerOp.ARM, spin_s=SPIN_S, outputs=described.get("outputs"))
 
     def sample(self) -> dict:
-        return self.call("sample", spin_s=SPIN_S)
+        return self.call(CheckerOp.SAMPLE, spin_s=SPIN_S)
 
     def verify(self, done: dict, where: str) -> tuple[list, float]:
-        reply = self.call("verify", timeout_s=600, where=where)
+        reply = self.call(CheckerOp.VERIFY, timeout_s=600, where=where)
         return reply.get("problems", []), float(reply.get("worst", 0.0))
 
     def tail(self) -> str:
@@ -271,7 +276,7 @@ class CheckerProcess:
         if not self.exit_sent:
             self.exit_sent = True
             try:
-                channel.send(self.to_checker, {"op": "exit"})
+                channel.send(self.to_checker, {"op": CheckerOp.EXIT})
             except OSError:
                 pass
 
@@ -292,12 +297,13 @@ class CheckerProcess:
 # ---- one side, one batch -------------------------------------------------------------------
 
 class Side:
-    """A runner and its checker. `send` / `expect` are the judge's channel functions for that
-    runner (the candidate's raise Failure, the baseline's BaselineError)."""
+    """A runner and its checker. `link`: the judge's link to that runner (link.Link: its work
+    directory, the baseline's function, channel functions that raise Failure for the candidate
+    and BaselineError for the baseline)."""
 
-    def __init__(self, name: str, *, runner, send, expect, checker, work, fn: str | None = None):
-        self.name, self.runner, self.send, self.expect = name, runner, send, expect
-        self.checker, self.work, self.fn = checker, work, fn
+    def __init__(self, name: str, *, runner, link: Link, checker):
+        self.name, self.runner, self.link, self.checker = name, runner, link, checker
+        self.work = link.work
 
     def _pids(self) -> list[int]:
         """The runner and the process that imports the submission (its PID namespace's init, when
@@ -310,9 +316,8 @@ class Side:
     def map_inputs(self, message: dict, plan: dict, slots: int, deadline: float) -> None:
         self.runner.cont()
         try:
-            self.send({"op": "inputs", **message, "layout": plan["layout"], "slot_bytes": plan["slot_bytes"],
-                       "slots": slots})
-            self.expect("mapped", deadline)
+            self.link.inputs({**message, "layout": plan["layout"], "slot_bytes": plan["slot_bytes"],
+                              "slots": slots}, deadline)
         finally:
             self.runner.stop()
 
@@ -331,13 +336,13 @@ class Side:
         probe_before = self.checker.last_probe_ms if probed else 0.0
         size = self.work.ensure_buffer(out_bytes * len(seeds)) if device != "cuda" else 0
         t0, m0 = time.perf_counter(), time.monotonic()
-        self.send({"op": "batch", "count": len(seeds), "fn": self.fn, "size": size})
+        self.link.batch(len(seeds), size)
         _signal_group(self.runner, signal.SIGCONT)
         marks = {"cont": time.monotonic()}
         if device == "cuda":
             done, answered, sampled = self._gpu_window(deadline, marks)
         else:
-            done = self.expect("batch_done", deadline)
+            done = self.link.batch_done(deadline)
             answered = time.perf_counter()
             marks["answered"] = time.monotonic()
             _signal_group(self.runner, signal.SIGSTOP)
@@ -367,14 +372,14 @@ class Side:
         is stopped and the checker reads its secret sample, which ends the window. The judge and
         the checker poll their pipes rather than sleep on them inside the window, so that no
         wake-up of theirs is part of it."""
-        described = self.expect("batch_described", deadline, SPIN_S)
+        described = self.link.described(deadline, SPIN_S)
         marks["described"] = time.monotonic()
         armed = self.checker.arm(described)
         marks["armed"] = time.monotonic()
         if armed.get("problems"):
             _signal_group(self.runner, signal.SIGSTOP)
             return described, time.perf_counter(), armed
-        done = self.expect("batch_done", deadline, SPIN_S)
+        done = self.link.batch_done(deadline, SPIN_S)
         answered = time.perf_counter()
         marks["answered"] = time.monotonic()
         _signal_group(self.runner, signal.SIGSTOP)

@@ -15,13 +15,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from typing import Callable
 
 import torch
 
 from evaluator.common import checks
 from evaluator.common import timing
 from evaluator.common.checks import Failure
+from evaluator.judge.link import Link
 
 # per call: the first call on a shape may JIT-compile or autotune; later ones may not take long
 FIRST_CALL_LIMIT_S = float(os.environ.get("EVALUATOR_FIRST_CALL_LIMIT_S", 120))
@@ -31,17 +31,6 @@ SETTLE_S = 0.01  # check calls: how long the runner waits for late writers befor
 
 def call_limit_s(first: bool) -> float:
     return FIRST_CALL_LIMIT_S if first else CALL_LIMIT_S
-
-
-@dataclasses.dataclass(frozen=True)
-class Link:
-    """A runner as the protocol drives it: its channel functions (`expect(kind, deadline)` raises
-    Failure for the candidate, BaselineError for the baseline), its work directory, and for the
-    baseline runner the function a call runs (`fn`: "eager" or "compile")."""
-    send: Callable[[dict], None]
-    expect: Callable[[str, float], dict]
-    work: object
-    fn: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,24 +71,21 @@ class Caller:
         in_bytes = [x.numel() * x.element_size() for x in inputs] if check else []
         size = link.work.ensure_buffer(out_bytes + sum(in_bytes))
         deadline = time.monotonic() + call_limit_s(first)
-        msg = {"op": "prepare", "shape": dict(shape), "seed": seed, "snap": True,
-               "settle": SETTLE_S if check else 0.0, "back": check, "keep": keep,
-               "profile": profile, "size": size}
-        link.send(msg if link.fn is None else {**msg, "fn": link.fn})
-        prepared = link.expect("prepared", deadline)
+        prepared = link.prepare({"shape": dict(shape), "seed": seed, "snap": True,
+                                 "settle": SETTLE_S if check else 0.0, "back": check, "keep": keep,
+                                 "profile": profile, "size": size}, deadline)
         if check:
             self._inputs_as_built(link, prepared, inputs, in_bytes, where)
         self.count += 1
         key = self.derive(self.master, "checksum", self.count)
         t = time.perf_counter()
-        link.send({"op": "go", "size": size, "key": key})
-        done = link.expect("done", deadline)
+        done = link.go(size, key, deadline)
         wall = (time.perf_counter() - t) * 1e3
         ms = checks.number(done, "ms")
         claimed = done.get("fp")
         if claimed is not None and (isinstance(claimed, bool) or not isinstance(claimed, int)):
             raise checks.protocol("'fp' must be an integer")
-        result = link.expect("result", deadline)
+        result = link.result(deadline)
         problems = checks.result_problems(result)
         if problems:
             raise Failure(*[(c, f"{where}: {m}") for c, m in problems])

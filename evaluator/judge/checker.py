@@ -37,6 +37,7 @@ from evaluator.wire import channel
 from evaluator.common import checks
 from evaluator.common import fastcheck
 from evaluator.wire import isolation
+from evaluator.wire.messages import CheckerOp, CheckerReply
 from evaluator.judge.write_readings import WriteReadings
 from evaluator.common.checks import Failure
 
@@ -321,23 +322,23 @@ class Server:
         channel.send(self.out, msg)
 
     def serve(self):
-        self.send(t="hello", pid=os.getpid(), uid=os.getuid())
+        self.send(t=CheckerReply.HELLO, pid=os.getpid(), uid=os.getuid())
         spin = 0.0
         while True:
             msg = channel.recv(self.inp, None, spin)
             op = msg.get("op")
             # after `arm` the next message, `sample`, comes inside the window: poll for it
-            spin = SPIN_S if op == "arm" else 0.0
-            if op == "exit" or op is None:
+            spin = SPIN_S if op == CheckerOp.ARM else 0.0
+            if op == CheckerOp.EXIT or op is None:
                 return
             try:
-                self.send(t="ok", **getattr(self, f"op_{op}")(msg))
+                self.send(t=CheckerReply.OK, **getattr(self, f"op_{op}")(msg))
             except Failure as f:
-                self.send(t="ok", problems=[list(p) for p in f.problems], worst=0.0)
+                self.send(t=CheckerReply.OK, problems=[list(p) for p in f.problems], worst=0.0)
             except self.ipc.IpcError as e:
-                self.send(t="ok", problems=[["protocol", f"protocol violation: {e}"]], worst=0.0)
+                self.send(t=CheckerReply.OK, problems=[["protocol", f"protocol violation: {e}"]], worst=0.0)
             except Exception as e:  # noqa: BLE001 - the judge turns this into an evaluator error
-                self.send(t="error", message=f"{type(e).__name__}: {e}"[:2000],
+                self.send(t=CheckerReply.ERROR, message=f"{type(e).__name__}: {e}"[:2000],
                           trace=traceback.format_exc()[-4000:])
 
     def op_ping(self, msg):

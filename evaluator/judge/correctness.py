@@ -35,8 +35,7 @@ def run(ev) -> Profiled:
                   profile=True).out
     ev.threads.base += ev.threads.profiler_growth
     profiled = Profiled(shape, out.numel())
-    ev.send({"op": "release"})
-    ev.expect("released", time.monotonic() + calls.CALL_LIMIT_S)
+    ev.link.release(time.monotonic() + calls.CALL_LIMIT_S)
     ev.check_threads("during the correctness calls", "correctness")
     ev.report["phases"]["correctness_s"] = time.monotonic() - t
     return profiled

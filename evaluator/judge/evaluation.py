@@ -35,7 +35,9 @@ from evaluator.judge import timed
 from evaluator.contract import upload
 from evaluator.judge import verdict
 from evaluator.wire import workdir
+from evaluator.wire.messages import Reply
 from evaluator.common.checks import Failure
+from evaluator.judge.link import Link
 from evaluator.judge.runner_process import Runner
 
 
@@ -65,8 +67,9 @@ class Evaluation:
     base: baseline_compile.Baseline | None
     threads: startup.Threads | None
     profiled: correctness.Profiled | None
-    # the processes beside the candidate's runner, each closed by `close`
-    runner: Runner | None
+    # the processes, each closed by `close`
+    runner: Runner | None  # the candidate's runner
+    link: Link | None  # the judge's link to it: send / expect below, its work directory
     checkers: dict  # "cand" / "base" -> batch.CheckerProcess (GPU) or batch.LocalChecker (CPU)
     sanitizer: sanitize.Early | None  # the tools running beside the correctness phase
     compiling: baseline_compile.Overlap | None  # the compile running beside it
@@ -93,7 +96,7 @@ class Evaluation:
         self.derive = derive_seed
         self.t0 = self.deadline = 0.0
         self.setup = self.base = self.threads = self.profiled = None
-        self.runner = self.sanitizer = self.compiling = self.pinned_cores = None
+        self.runner = self.link = self.sanitizer = self.compiling = self.pinned_cores = None
         self.checkers = {}
         self.in_batches = False
         self.first_call_limit_s, self.call_limit_s = calls.FIRST_CALL_LIMIT_S, calls.CALL_LIMIT_S
@@ -159,11 +162,9 @@ class Evaluation:
             self.checkers = {"cand": batch.LocalChecker(setup.task, setup.work),
                              "base": batch.LocalChecker(setup.task, base.work)}
         b = base.runner
-        sides = {"cand": batch.Side("cand", runner=self.runner, send=self.send, expect=self.expect,
-                                    checker=self.checkers["cand"], work=setup.work)}
+        sides = {"cand": batch.Side("cand", runner=self.runner, link=self.link, checker=self.checkers["cand"])}
         for fn in baseline_compile.BASELINES:
-            sides[fn] = batch.Side(fn, runner=b, send=b.send, expect=b.expect, checker=self.checkers["base"],
-                                   work=base.work, fn=fn)
+            sides[fn] = batch.Side(fn, runner=b, link=base.link(fn), checker=self.checkers["base"])
         pinned = self._pin() if affinity.wanted(self.device) else None
         self.pinned_cores = pinned.cores if pinned else None
         before = gpustate.reading() if self.device == "cuda" else None
@@ -199,7 +200,7 @@ class Evaluation:
                                 "base_checker": [self.checkers["base"].proc.pid],
                                 "base_runner": self.base.runner.tree()})
 
-    # ---- the candidate's channel -------------------------------------------------------------
+    # ---- the candidate's channel (self.link's functions) -----------------------------------------
     def send(self, msg: dict) -> None:
         try:
             channel.send(self.runner.to_runner, msg)
@@ -221,7 +222,7 @@ class Evaluation:
         except channel.ProtocolError as e:
             raise checks.protocol(str(e)) from None
         t = msg.get("t")
-        if t == "error":
+        if t == Reply.ERROR:
             raise checks.runner_error(msg)
         if t != kind:
             raise checks.protocol(f"expected {kind!r}, got {str(t)[:40]!r}")
@@ -248,7 +249,7 @@ class Evaluation:
     def call(self, shape: dict, seed: int, where: str, **kw) -> calls.Call:
         """One checked call of the submission (calls.Caller.call)."""
         self.note_call_limit(kw.get("first", False))
-        return self.setup.caller.call(calls.Link(self.send, self.expect, self.setup.work), shape, seed, where, **kw)
+        return self.setup.caller.call(self.link, shape, seed, where, **kw)
 
     # ---- what the timing phase asks of the evaluation ----------------------------------------
     def note_call_limit(self, first: bool) -> None:

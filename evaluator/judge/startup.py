@@ -25,6 +25,7 @@ from evaluator.judge import sanitize
 from evaluator.common import timing
 from evaluator.wire import workdir
 from evaluator.common.checks import Failure
+from evaluator.judge.link import Link
 from evaluator.judge.runner_process import Runner
 from evaluator.common.shapes import bench_shapes, shape_size
 
@@ -164,6 +165,7 @@ def start(ev) -> Threads:
     runner's threads before the import."""
     setup = ev.setup
     ev.runner = Runner(setup.work, task=ev.task_name, device=ev.device)
+    ev.link = Link(ev.send, ev.expect, setup.work)
     if ev.mode == "ranked" and ev.device == "cuda":
         start_checkers(ev)
     if ev.mode == "ranked":
@@ -188,7 +190,7 @@ def start(ev) -> Threads:
     t = time.monotonic()
     ev.report["phases"]["setup_s"] = t - ev.t0
     try:
-        hello = ev.expect("hello", ev.deadline)
+        hello = ev.link.hello(ev.deadline)
     except Failure as f:
         # nothing of the submission has run yet: this is the evaluator's failure, not a verdict
         raise RuntimeError(f"the runner failed to start ({f}); its stderr:\n"
@@ -199,9 +201,8 @@ def start(ev) -> Threads:
     ev.threads = Threads(names_base=names, base=len(names),
                          profiler_growth=growth if isinstance(growth, int) and 0 <= growth <= 4 else 0)
     for checker in ev.checkers.values():
-        checker.call("ping")  # non-dumpable and answering before the submission exists
-    ev.send({"op": "load"})
-    ev.expect("ready", ev.deadline)
+        checker.ping()  # non-dumpable and answering before the submission exists
+    ev.link.load(ev.deadline)
     # the runner starts while the judge compiles: count only the time spent waiting for it
     ev.report["phases"]["startup_s"] = time.monotonic() - t
     ev.report["isolation"] = isolation_report(ev.runner, hello)

@@ -16,8 +16,7 @@ from evaluator.common import timing
 
 def stats(ev) -> None:
     """Which kernels of the submission ran, and whether library calls did the task's work."""
-    ev.send({"op": "stats"})
-    stats = ev.expect("stats", time.monotonic() + calls.CALL_LIMIT_S)
+    stats = ev.link.stats(time.monotonic() + calls.CALL_LIMIT_S)
     triton_names = [checks.text(n, 200) for n in stats.get("triton", []) or [] if isinstance(n, str)][:32]
     cuda_names = checks.user_cuda_kernels(stats.get("cuda", []) or [])
     names = list(dict.fromkeys(triton_names + [checks.text(n, 200) for n in cuda_names]))[:64]
@@ -42,7 +41,7 @@ def stats(ev) -> None:
                                           f"stopped: a fixed probe ran {slowdown:.1f}x slower than "
                                           f"before the run (work left running in the background; "
                                           f"{probe.describe()})"))
-    ev.send({"op": "exit"})
+    ev.link.exit()
 
 
 def library_work(ev, aten) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 import traceback
 
+from evaluator.wire.messages import Reply
 from evaluator.runner.live import one_line, overlap, plain_tensor, raw, span, type_name
 
 
@@ -38,7 +39,7 @@ class BatchCalls:
             self.batch_outputs = []
         except BaseException as e:  # noqa: BLE001
             self.fail("crash", f"mapping the inputs failed: {one_line(e)}", traceback.format_exc())
-        self.send(t="mapped")
+        self.send(t=Reply.MAPPED)
 
     def batch(self, msg):
         """The calls of one timed batch, back to back with no round trip between them. On the GPU
@@ -62,11 +63,11 @@ class BatchCalls:
                 stamps.append(time.monotonic())
                 outs, problems, meta, descs = self._describe(outs)
                 self.batch_outputs = outs
-                self.send(t="batch_described", outputs=descs, meta=meta, problems=problems[:16])
+                self.send(t=Reply.BATCH_DESCRIBED, outputs=descs, meta=meta, problems=problems[:16])
                 stamps.append(time.monotonic())
                 torch.cuda.synchronize()
                 stamps.append(time.monotonic())
-                self.send(t="batch_done", device_ms=start.elapsed_time(end), stamps=stamps)
+                self.send(t=Reply.BATCH_DONE, device_ms=start.elapsed_time(end), stamps=stamps)
                 return
             t = time.perf_counter()
             outs = [fn(*self.slots[k]) for k in range(count)]
@@ -78,7 +79,7 @@ class BatchCalls:
             self.batch_outputs = outs
         except BaseException as e:  # noqa: BLE001
             self.fail(self._error_code(e), f"custom_kernel raised {one_line(e)}", traceback.format_exc())
-        self.send(t="batch_done", outputs=descs, meta=meta, problems=problems[:16], device_ms=device_ms,
+        self.send(t=Reply.BATCH_DONE, outputs=descs, meta=meta, problems=problems[:16], device_ms=device_ms,
                   stored=stored, stamps=stamps)
 
     def _describe(self, outs):

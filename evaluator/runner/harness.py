@@ -37,6 +37,7 @@ import time
 import traceback
 
 from evaluator.wire import channel
+from evaluator.wire.messages import Op, Reply
 from evaluator.wire import isolation
 from evaluator.runner.live import one_line, out_of_memory, overlap, plain_tensor, raw, span, type_name
 from evaluator.runner.batch import BatchCalls
@@ -105,7 +106,7 @@ class Harness(BatchCalls):
         if trace:
             sys.stderr.write(trace)
             sys.stderr.flush()
-        self.send(t="error", code=code, message=message[:MAX_TRACE], trace=trace[-MAX_TRACE:])
+        self.send(t=Reply.ERROR, code=code, message=message[:MAX_TRACE], trace=trace[-MAX_TRACE:])
         os._exit(3)
 
     # ---- start-up: everything here runs before the submission exists ----------------------
@@ -201,28 +202,28 @@ class Harness(BatchCalls):
     # ---- the loop ------------------------------------------------------------------------
     def serve(self):
         self.warm_up()
-        self.send(t="hello", notes=self.notes, profiler_growth=self.profiler_growth)
+        self.send(t=Reply.HELLO, notes=self.notes, profiler_growth=self.profiler_growth)
         msg = channel.recv(self.inp)
-        if msg.get("op") != "load":
+        if msg.get("op") != Op.LOAD:
             return
         self.load()
-        self.send(t="ready")
+        self.send(t=Reply.READY)
         while True:
             msg = channel.recv(self.inp)
             op = msg.get("op")
-            if op == "prepare":
+            if op == Op.PREPARE:
                 self.prepare(msg)
-            elif op == "go":
+            elif op == Op.GO:
                 self.go(msg)
-            elif op == "inputs":
+            elif op == Op.INPUTS:
                 self.map_inputs(msg)
-            elif op == "batch":
+            elif op == Op.BATCH:
                 self.batch(msg)
-            elif op == "release":
+            elif op == Op.RELEASE:
                 self.kept, self.prev, self.batch_outputs = [], None, []
-                self.send(t="released")
-            elif op == "stats":
-                self.send(t="stats", triton=self.triton_launched, cuda=self.cuda_kernels[:64],
+                self.send(t=Reply.RELEASED)
+            elif op == Op.STATS:
+                self.send(t=Reply.STATS, triton=self.triton_launched, cuda=self.cuda_kernels[:64],
                           aten=self.aten_ops)
             else:
                 return
@@ -243,7 +244,7 @@ class Harness(BatchCalls):
         except BaseException as e:  # noqa: BLE001
             self.fail(self._error_code(e), f"preparing inputs failed: {one_line(e)}",
                       traceback.format_exc())
-        self.send(t="prepared", stored=stored)
+        self.send(t=Reply.PREPARED, stored=stored)
 
     def go(self, msg):
         call = self.call
@@ -261,7 +262,7 @@ class Harness(BatchCalls):
             fp = fingerprint(raw(out), int(msg.get("key", 0))) if plain_tensor(out) else None
         except BaseException as e:  # noqa: BLE001
             self.fail(self._error_code(e), f"custom_kernel raised {one_line(e)}", traceback.format_exc())
-        self.send(t="done", ms=ms, fp=fp, **detail)
+        self.send(t=Reply.DONE, ms=ms, fp=fp, **detail)
         try:
             self.check_and_store(out, snap, int(msg.get("size", 0)))
         except BaseException as e:  # noqa: BLE001
@@ -324,7 +325,7 @@ class Harness(BatchCalls):
             if out.device.type != self.device:
                 problems.append(["wrong_device", f"the output is on {out.device}, not on {self.device}"])
         if problems:
-            self.send(t="result", problems=problems, stored=False, **meta)
+            self.send(t=Reply.RESULT, problems=problems, stored=False, **meta)
             return
         torch.cuda.synchronize() if self.device == "cuda" else None
         problems += self._aliasing(out)
@@ -344,7 +345,7 @@ class Harness(BatchCalls):
             self.kept.append(out)
         else:
             self.prev = out
-        self.send(t="result", problems=problems, stored=stored, **meta)
+        self.send(t=Reply.RESULT, problems=problems, stored=stored, **meta)
 
     def _aliasing(self, out):
         problems = []
