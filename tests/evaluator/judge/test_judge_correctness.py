@@ -104,3 +104,28 @@ def test_test_shape_calls_small_shapes_twice_and_large_ones_once():
     with pytest.raises(correctness.Failure):
         correctness.test_shape(ev, SMALL[0], 1)
     assert ev.report["tests"][0]["passed"] is False and "two calls on the same input" in ev.report["tests"][0]["message"]
+
+
+class Phase(Evaluation):
+    """What correctness.run uses besides: seeds, the runner's threads, its link and the thread check."""
+
+    def __init__(self):
+        from evaluator.judge.startup import Threads
+
+        n = len(TASK.test_shapes) + len(SMALL) + 1  # each shape, the small ones again, the profiled call
+        super().__init__([[0.0, 0.0]] * (n - 1) + [[[0.0] * 5] * 3])
+        self.report["phases"] = {}
+        self.master, self.derive = 7, lambda *parts: hash(parts) & 0xFFFF
+        self.threads = Threads(names_base=["python"], base=1, profiler_growth=2)
+        self.link = SimpleNamespace(release=lambda deadline: self.wheres.append("release"))
+        self.check_threads = lambda when, key: self.wheres.append(key)
+
+
+def test_run_returns_the_profiled_call_as_its_declared_outcome():
+    ev = Phase()
+    profiled = correctness.run(ev)
+    middle = sorted(TASK.test_shapes, key=shape_size)[len(TASK.test_shapes) // 2]
+    assert isinstance(profiled, correctness.Profiled)
+    assert profiled.shape == middle and profiled.out_numel == 15
+    assert ev.wheres[-3:] == [f"test shape {fmt(middle)}", "release", "correctness"]
+    assert ev.threads.base == 3 and ev.report["phases"]["correctness_s"] > 0
