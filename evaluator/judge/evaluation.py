@@ -4,7 +4,9 @@ the candidate against eager and torch.compile (run by a trusted baseline runner,
 batches on the judge's own clock (timed.py, batch.py), each runner stopped while the other is timed.
 
 An evaluation runs in phases, one module each: setup (startup.py), correctness (correctness.py),
-timing (timed.py) and verdict (verdict.py); calls.py is the call protocol both runners speak.
+timing (timed.py) and verdict (verdict.py); calls.py is one checked call, made through the link
+both runners are driven by (link.py). `Evaluation` declares every attribute it has (slots); each
+phase's output is one of its typed fields.
 """
 from __future__ import annotations
 
