@@ -156,7 +156,8 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 # Django's two finders; a path outside their directories is a 404, not a 500 (leaderboard/serving/staticfinders.py)
-STATICFILES_FINDERS = ["leaderboard.serving.staticfinders.FileSystemFinder", "leaderboard.serving.staticfinders.AppDirectoriesFinder"]
+STATICFILES_FINDERS = ["leaderboard.serving.staticfinders.FileSystemFinder",
+                       "leaderboard.serving.staticfinders.AppDirectoriesFinder"]
 
 if not DEBUG:
     SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", True)

@@ -79,7 +79,8 @@ def error_response(status: int, message: str, code: str | None = None, *, header
 
 
 def allow_header(methods) -> str:
-    methods = set(methods) | ({"HEAD"} if "GET" in methods else set())  # leaderboard.serving.middleware.ApiHeadMiddleware
+    # HEAD: leaderboard.serving.middleware.ApiHeadMiddleware
+    methods = set(methods) | ({"HEAD"} if "GET" in methods else set())
     known = [m for m in METHOD_ORDER if m in methods]
     return ", ".join(known + sorted(set(methods) - set(known)))
 
