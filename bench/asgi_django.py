@@ -7,6 +7,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
 
 from django.core.asgi import get_asgi_application  # noqa: E402
 
-from leaderboard.asgi_wait import WaitLayer  # noqa: E402
+from leaderboard.serving.asgi_wait import WaitLayer  # noqa: E402
 
 application = WaitLayer(get_asgi_application())

@@ -1,4 +1,6 @@
-# The Celery app is loaded with Django so that @shared_task binds to it.
-from leaderboard.celery import app as celery_app
+"""The site: a Django project and its Celery app (leaderboard/celery.py).
 
-__all__ = ["celery_app"]
+Nothing is imported here, so that the CLI (`python -m leaderboard.cli`) loads neither Django nor
+Celery. The Celery app is loaded by the worker (`celery -A leaderboard` finds leaderboard.celery)
+and, in every process that sets up Django, by LeaderboardConfig.ready() (leaderboard/apps.py).
+"""

@@ -1,7 +1,7 @@
 """The site as an ASGI application: what `make run` and a deployment serve with uvicorn.
 
 ASGI for one reason: a client waiting on `GET /api/submissions/<id>?wait=S` is a coroutine, not a
-thread (leaderboard/asgi_wait.py, the layer in front of Django). Django itself runs as the WSGI
+thread (leaderboard/serving/asgi_wait.py, the layer in front of Django). Django itself runs as the WSGI
 application it is, inside the ASGI server on a fixed pool of WEB_THREADS threads (a2wsgi's
 WSGIMiddleware): each thread keeps its persistent database connection, a request costs one hop
 into the pool, and requests beyond the pool wait their turn as coroutines. Django's own ASGI
@@ -10,9 +10,9 @@ hop per middleware, and served a cached task page at a quarter of the rate or le
 (docs/bench/site-load.md, "The web server").
 
 Kept answers (a caller's own API reads, a visitor's pages, the public API reads) are sent before
-Django while they still hold (leaderboard/asgi_kept.py). Every body is read whole in the event
+Django while they still hold (leaderboard/serving/asgi_kept.py). Every body is read whole in the event
 loop, within a deadline and its route's limit, before the request takes a thread
-(leaderboard/asgi_body.py): a client that sends slowly holds a coroutine, not one of Django's
+(leaderboard/serving/asgi_body.py): a client that sends slowly holds a coroutine, not one of Django's
 threads.
 
 The client's address is the connection's: uvicorn runs with --no-proxy-headers (scripts/web.sh),
@@ -40,9 +40,9 @@ if os.environ.get("SERVE_STATIC") == "1":
 
     django_application = StaticFilesHandler(django_application)
 
-from leaderboard.asgi_body import DrainBody, ReadBody  # noqa: E402 - after Django's set-up
-from leaderboard.asgi_kept import KeptLayer  # noqa: E402
-from leaderboard.asgi_wait import WaitLayer  # noqa: E402
+from leaderboard.serving.asgi_body import DrainBody, ReadBody  # noqa: E402 - after Django's set-up
+from leaderboard.serving.asgi_kept import KeptLayer  # noqa: E402
+from leaderboard.serving.asgi_wait import WaitLayer  # noqa: E402
 
 application = WaitLayer(KeptLayer(ReadBody(DrainBody(WSGIMiddleware(django_application,
                                                                       workers=settings.WEB_THREADS)))))

@@ -31,9 +31,9 @@ import urllib.parse
 import uuid
 
 from evaluator import status_word
-from leaderboard.cli_http import ApiError
-from leaderboard.cli_http import call as _call
-from leaderboard.cli_output import list_lines, print_result
+from leaderboard.client.http import ApiError
+from leaderboard.client.http import call as _call
+from leaderboard.client.output import list_lines, print_result
 
 EXIT_VERIFIED, EXIT_REJECTED, EXIT_ERROR, EXIT_FAILED, EXIT_FLAGGED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 # the reader of the output went away (`cli list | head -1`): 128 + SIGPIPE, the status the shell
@@ -318,7 +318,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted; whatever was submitted goes on being evaluated on the site\n")
         return EXIT_INTERRUPTED
-    except BrokenPipeError:  # the API's calls catch their own (cli_http): this is stdout or stderr
+    except BrokenPipeError:  # the API's calls catch their own (client/http.py): this is stdout or stderr
         return _output_closed()
 
 

@@ -60,21 +60,21 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # an API answer to a token is the caller's: Cache-Control: private
-    "leaderboard.middleware.ApiPrivateMiddleware",
-    "leaderboard.middleware.ApiHeadMiddleware",
+    "leaderboard.serving.middleware.ApiPrivateMiddleware",
+    "leaderboard.serving.middleware.ApiHeadMiddleware",
     # every error answer under /api/ becomes JSON, whichever layer made it
-    "leaderboard.errors.ApiErrorsMiddleware",
+    "leaderboard.serving.errors.ApiErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "leaderboard.middleware.RefuseTraceMiddleware",
-    "leaderboard.middleware.ContentSecurityPolicyMiddleware",
+    "leaderboard.serving.middleware.RefuseTraceMiddleware",
+    "leaderboard.serving.middleware.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # a form's body too large to read: the site's 413, before the CSRF check's read of it logs a traceback
-    "leaderboard.errors.TooLargeFormMiddleware",
+    "leaderboard.serving.errors.TooLargeFormMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "leaderboard.errors.NotAllowedPageMiddleware",
+    "leaderboard.serving.errors.NotAllowedPageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -115,14 +115,14 @@ else:
 # turn as coroutines.
 WEB_THREADS = envint("WEB_THREADS", 16)
 # A request's whole body must reach the web server within this, read before it takes a thread
-# (leaderboard/asgi_body.py: a 408 past it)
+# (leaderboard/serving/asgi_body.py: a 408 past it)
 WEB_BODY_DEADLINE_S = envint("WEB_BODY_DEADLINE_S", 20)
 # The API keeps a caller's reads of their own work (leaderboard/api/owncache.py): an answer that
 # names an unfinished submission at most this long (its place in line and time elapsed move)
 API_OWN_UNFINISHED_MAX_AGE_S = envint("API_OWN_UNFINISHED_MAX_AGE_S", 2)
 API_OWN_CACHE_MAX_BYTES = envint("API_OWN_CACHE_MAX_BYTES", 32 << 20)
 # a queued submission's place in line and its task's typical duration, read at most this often per
-# process (leaderboard/queue_reads.py)
+# process (leaderboard/selectors/queue.py)
 QUEUE_READS_MAX_AGE_S = envint("QUEUE_READS_MAX_AGE_S", 1)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -143,7 +143,7 @@ EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", True)
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "webmaster@localhost")
 LOGIN_URL = "login"
 # a refused form (expired page, cookies off) gets the site's 403 page, which says what to do
-CSRF_FAILURE_VIEW = "leaderboard.errors.csrf_failure"  # JSON under /api/, else the page
+CSRF_FAILURE_VIEW = "leaderboard.serving.errors.csrf_failure"  # JSON under /api/, else the page
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
 
@@ -155,8 +155,9 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
-# Django's two finders; a path outside their directories is a 404, not a 500 (leaderboard/staticfinders.py)
-STATICFILES_FINDERS = ["leaderboard.staticfinders.FileSystemFinder", "leaderboard.staticfinders.AppDirectoriesFinder"]
+# Django's two finders; a path outside their directories is a 404, not a 500 (leaderboard/serving/staticfinders.py)
+STATICFILES_FINDERS = ["leaderboard.serving.staticfinders.FileSystemFinder",
+                       "leaderboard.serving.staticfinders.AppDirectoriesFinder"]
 
 if not DEBUG:
     SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", True)
@@ -186,7 +187,7 @@ SIGNUPS_PER_IP = envstr("SIGNUPS_PER_IP", "5/h")
 # password-reset requests (each sends a mail): per client, and per e-mail address from anywhere
 PASSWORD_RESETS_PER_IP = envstr("PASSWORD_RESETS_PER_IP", "10/h")
 PASSWORD_RESETS_PER_EMAIL = envstr("PASSWORD_RESETS_PER_EMAIL", "3/h")
-# profile-mode runs per account (leaderboard/profiling.py), on top of UPLOAD_RATE_LIMIT_PER_HOUR
+# profile-mode runs per account (leaderboard/services/profiling.py), on top of UPLOAD_RATE_LIMIT_PER_HOUR
 PROFILES_PER_USER = envstr("PROFILES_PER_USER", "10/h")
 RATELIMIT_USE_CACHE = "throttle"
 # Behind a proxy every client has the proxy's address: name the header it sets (HTTP_X_REAL_IP)

@@ -17,9 +17,10 @@ from celery.signals import worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import close_old_connections, connection
 
-from leaderboard import profiling, scoring, services
+from leaderboard import scoring, services
 from leaderboard.celery import app
 from leaderboard.models import Submission
+from leaderboard.services import profiling
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +228,7 @@ def sandbox_cleanup() -> dict:
 @shared_task(acks_late=False, ignore_result=True)
 def freeze_competitions() -> int:
     """Freeze the standings of competitions that have closed and have every result in."""
-    from leaderboard import competitions
+    from leaderboard.services import competitions
 
     return competitions.competitions_freeze_due()
 

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from leaderboard.health import healthz
+from leaderboard.serving.health import healthz
 from leaderboard.web.throttle import login_failed, throttled
 
 # the admin's login page counts against the same limits as the site's (one account, one address)

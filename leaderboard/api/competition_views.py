@@ -3,8 +3,8 @@
 Public like the pages (no token needed; nothing here depends on who asks). Every rule is the
 pages' own, read from the same places: the state, the standings (live until the freeze, then the
 frozen entries less the disqualified ones), what the freeze waits for and what is after the
-deadline from leaderboard/competition_reads.py, whether code is open from
-selectors.code_open_reasons, the file from leaderboard/export.py. The detail and the export
+deadline from leaderboard/selectors/competitions.py, whether code is open from
+selectors.code_open_reasons, the file from leaderboard/selectors/export.py. The detail and the export
 freeze a competition that is due first, as its page and the page's download do.
 """
 from __future__ import annotations
@@ -15,13 +15,14 @@ from django.urls import reverse
 from django.utils import timezone
 from ninja import Router
 
-from leaderboard import competition_reads as reads
-from leaderboard import competitions, selectors
+from leaderboard import selectors
 from leaderboard.api.errors import Refusal, documented
 from leaderboard.api.schemas import CompetitionDetail, CompetitionList
 from leaderboard.api.views import iso_utc
-from leaderboard.export import NotReady
 from leaderboard.models import Competition, Submission
+from leaderboard.selectors import competitions as reads
+from leaderboard.selectors.export import NotReady
+from leaderboard.services import competitions
 from leaderboard.web.views.competition import export_download
 
 # what Competition.slug holds (a SlugField of 64): anything else names no competition, and is

@@ -5,7 +5,7 @@
 `error_response` makes it, wherever the error arises: the API's views raise `Refusal` and
 django-ninja's exception handlers (`install`) answer it; what Django or a middleware answers
 before or outside the API's views (an unknown path, a 405, TRACE, a 500, a CSRF failure) is
-turned into it by leaderboard.errors.ApiErrorsMiddleware through `from_response`.
+turned into it by leaderboard.serving.errors.ApiErrorsMiddleware through `from_response`.
 """
 from __future__ import annotations
 
@@ -79,7 +79,8 @@ def error_response(status: int, message: str, code: str | None = None, *, header
 
 
 def allow_header(methods) -> str:
-    methods = set(methods) | ({"HEAD"} if "GET" in methods else set())  # leaderboard.middleware.ApiHeadMiddleware
+    # HEAD: leaderboard.serving.middleware.ApiHeadMiddleware
+    methods = set(methods) | ({"HEAD"} if "GET" in methods else set())
     known = [m for m in METHOD_ORDER if m in methods]
     return ", ".join(known + sorted(set(methods) - set(known)))
 

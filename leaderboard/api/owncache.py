@@ -21,7 +21,7 @@ run's (it names its stored .ncu-rep, whose rows the stamp does not follow).
 
 Values live in this process's memory, least recently used out first, at most
 API_OWN_CACHE_MAX_BYTES of answers (default 32 MiB). Under the ASGI server the answers are kept
-whole (status, headers, body) one layer further out, in front of Django (leaderboard/asgi_kept.py),
+whole (status, headers, body) one layer further out, in front of Django (leaderboard/serving/asgi_kept.py),
 which reads the same stamp and uses this store; a request it passes on carries its mark, and the
 view then says in a header whether the answer may be kept instead of keeping the body here."""
 from __future__ import annotations
@@ -38,8 +38,8 @@ from django.db import connection
 from django.http import HttpResponse
 from django.utils import timezone
 
-from leaderboard import layer_mark
 from leaderboard.models import ApiToken, AuditEntry, Competition, Submission, Task
+from leaderboard.serving import layer_mark
 
 # key -> (stamp, built at (monotonic) when it names an unfinished submission else None, value, size)
 _entries: OrderedDict[tuple, tuple[tuple, float | None, object, int]] = OrderedDict()

@@ -19,15 +19,17 @@ from ninja import Header, Query, Router, Status
 from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from leaderboard import profiling, queue_reads, selectors, services
+from leaderboard import selectors, services
 from leaderboard.api import owncache
+from leaderboard.selectors import queue as queue_reads
+from leaderboard.services import profiling
 from leaderboard.api.auth import (AUTH_REQUIRED, OPTIONAL_SECURITY, TOKEN, TOKEN_OPTIONAL, TOKEN_OPTIONAL_STAMPED,
                                   TOKEN_STAMPED)
 from leaderboard.api.errors import Refusal, documented
 from leaderboard.api.schemas import SourceOut, SubmissionForm, SubmissionIn, SubmissionOut, SubmissionPage
 from leaderboard.api.upload_body import upload_fields
-from leaderboard.asgi_wait import WAIT_MAX_S
 from leaderboard.models import Submission, Task
+from leaderboard.serving.asgi_wait import WAIT_MAX_S
 
 router = Router(tags=["submissions"])
 
@@ -280,7 +282,7 @@ def submission_detail(request, submission_id: int, query: Query[DetailQuery]):
     the code itself stays out of here, which clients poll while the evaluation runs. With
     `?wait=S` the answer waits until the submission finishes or S seconds pass: one request
     instead of a polling loop."""
-    # The waiting is the web server's (leaderboard/asgi_wait.py): it asks this view without
+    # The waiting is the web server's (leaderboard/serving/asgi_wait.py): it asks this view without
     # `wait`, holds an unfinished answer and asks again when the submission finishes. A `wait`
     # that reaches the view (a WSGI server, a bad value) is checked here and answered at once.
     def build():

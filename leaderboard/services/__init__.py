@@ -10,7 +10,14 @@ directly. One module per domain:
 - pipeline: the message, the claim, the heartbeat, the stored result, the repair job;
 - audit: staff decisions and the owner's publication, each with its audit entry;
 - tokens: API keys;
-- catalog: Task rows from the evaluator's registry and the ruler's calibration.
+- catalog: Task rows from the evaluator's registry and the ruler's calibration (reference_source:
+  the reference code a task page shows);
+- competitions: creating and editing a competition, freezing its standings;
+- opencode: staff withholding a submission's code, or releasing it;
+- profiling: profile mode's rate limit, its stored .ncu-rep and who may have it;
+- results_file: the finished evaluations as one JSON file, and that file loaded into a site.
+
+These last four are imported as modules (`from leaderboard.services import competitions`).
 """
 from leaderboard.services.audit import (submission_approve, submission_disqualify, submission_publish,
                                         submission_rerun, user_ban, user_unban)

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from leaderboard import scoring
 from leaderboard.models import Task
-from leaderboard.reference_source import reference_source as source_of
+from leaderboard.services.reference_source import reference_source as source_of
 
 
 def task_sync(*, spec, ceilings: dict | None = None) -> tuple[Task, bool]:

@@ -16,10 +16,11 @@ from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from evaluator import verdict_word
-from leaderboard import finish_wait, scoring
+from leaderboard import scoring
 from leaderboard.celery import app
 from leaderboard.models import LOGS_MAX_CHARS, Submission
 from leaderboard.routing import EVALUATE_TASK, eval_queue_for
+from leaderboard.serving import finish_wait
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboard import profiling
 from leaderboard.models import Profile, Submission, Task
 from leaderboard.routing import default_device_type
+from leaderboard.services import profiling
 from leaderboard.services.errors import NotAllowed, QueueFull, RateLimited
 from leaderboard.services.pipeline import submission_enqueue
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
-from leaderboard import competitions, routing, scoring
+from leaderboard import routing, scoring
 from leaderboard.models import Competition, Submission, Task
+from leaderboard.services import competitions
 from leaderboard.web.present import device_label
 
 DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S"

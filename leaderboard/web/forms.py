@@ -9,9 +9,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
 
 from evaluator import check_signature, validate_source
-from leaderboard import usernames
 from leaderboard.models import Submission, Task
 from leaderboard.services.submissions import too_big_message
+from leaderboard.web import usernames
 
 PASTED_FILENAME = "submission.py"
 

@@ -17,7 +17,7 @@ not keep the CPU busy rebuilding pages. A value whose last rebuild took long wai
 REBUILD_COST_FACTOR times that rebuild's time, at most REBUILD_MAX_INTERVAL_S, so that no one
 value's rebuilds take more than about 1 % of a process. A build holds the process's interpreter
 lock for most of its time, and with it the event loop that sends every kept answer
-(leaderboard/asgi_kept.py): under one new result a second, the softmax board of 2,443 entries
+(leaderboard/serving/asgi_kept.py): under one new result a second, the softmax board of 2,443 entries
 without gzip answered p99 78-134 ms rebuilt every 5 s and 17 ms with no rebuild
 (docs/bench/site-load.md). A value's first build in a process does not set the pace: it pays for
 imports and templates once. Rebuilds take 10-100 ms on an idle machine, so there a page shows a
@@ -39,8 +39,8 @@ from django.conf import settings
 from django.db import connection
 from django.http import HttpResponse, QueryDict
 
-from leaderboard import layer_mark
 from leaderboard.models import AuditEntry, Competition, Submission, Task
+from leaderboard.serving import layer_mark
 
 MAX_ENTRIES = 512
 REBUILD_COST_FACTOR = 100  # a value is rebuilt at most every this many times its last rebuild's time
@@ -152,7 +152,7 @@ def cached(key: str, build, *, fingerprint: str | None = None):
 
 def servable(key: str) -> tuple[float, bool] | None:
     """What cached() would do for `key` right now, for the ASGI layer that sends the public
-    answers it keeps (leaderboard/asgi_kept.py): None when there is no value to answer with, else
+    answers it keeps (leaderboard/serving/asgi_kept.py): None when there is no value to answer with, else
     (the value's label: when it was built, whether cached() would first read the fingerprint or
     rebuild). While one request does that, cached() answers the others with this value."""
     max_age = getattr(settings, "WEB_FINGERPRINT_MAX_AGE_S", 1.0)

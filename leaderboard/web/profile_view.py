@@ -10,8 +10,9 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpResponse
 from django.urls import reverse
 
-from leaderboard import profiling, scoring
+from leaderboard import scoring
 from leaderboard.models import Submission
+from leaderboard.services import profiling
 from leaderboard.web.present import shape_label
 
 # the speed-of-light figures shown above each kernel's full sections

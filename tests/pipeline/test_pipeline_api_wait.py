@@ -1,5 +1,5 @@
 """`GET /api/submissions/<id>?wait=S` on the web server scripts/run.sh starts (uvicorn, the ASGI
-layer of leaderboard/asgi_wait.py) with a real worker and a real Redis: the answer comes when the
+layer of leaderboard/serving/asgi_wait.py) with a real worker and a real Redis: the answer comes when the
 worker stores the result, a hundred waiting clients cost the server no thread and no database
 connection each, and what is not the caller's to wait on is answered at once."""
 from __future__ import annotations
@@ -16,8 +16,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from leaderboard import asgi_kept, services
+from leaderboard import services
 from leaderboard.models import Submission
+from leaderboard.serving import asgi_kept
 
 KERNEL = Path(__file__).parent / "kernels" / "softmax_rows.py"
 CLIENTS = 100
@@ -86,7 +87,7 @@ def test_waiting_clients_are_answered_when_the_worker_stores_the_result(site, se
     # few threads (uvloop's included) and the WEB_THREADS (16) that run Django, each with at most
     # one connection
     assert threads <= settings.WEB_THREADS + 8 < CLIENTS, threads
-    # (+ the few connections of the layer that answers kept reads, leaderboard/asgi_kept.py; +2: a
+    # (+ the few connections of the layer that answers kept reads, leaderboard/serving/asgi_kept.py; +2: a
     # backend of an earlier test's killed process can linger on this worker's database)
     assert connections <= settings.WEB_THREADS + asgi_kept.POOL_SIZE + 2 < CLIENTS, connections
 

@@ -16,8 +16,9 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from leaderboard import competitions, opencode, services
+from leaderboard import services
 from leaderboard.models import Competition
+from leaderboard.services import competitions, opencode
 from clock_helpers import T0
 from site_helpers import finish, upload
 

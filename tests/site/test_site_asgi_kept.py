@@ -1,4 +1,4 @@
-"""Answers kept by the ASGI layer in front of Django (leaderboard/asgi_kept.py): a kept answer goes
+"""Answers kept by the ASGI layer in front of Django (leaderboard/serving/asgi_kept.py): a kept answer goes
 out without Django running, exactly as Django sent it; a caller's own read shows every change in
 the very next answer, a public one follows pagecache's rules and goes compressed to a client that
 takes gzip. The layer, Django behind it on a2wsgi's threads and PostgreSQL are the real ones, in
@@ -18,9 +18,9 @@ from django.db import connection, connections
 
 from leaderboard import services
 from leaderboard.api import owncache
-from leaderboard.asgi_body import DrainBody
-from leaderboard.asgi_kept import KeptLayer
 from leaderboard.models import ApiToken
+from leaderboard.serving.asgi_body import DrainBody
+from leaderboard.serving.asgi_kept import KeptLayer
 from site_helpers import H200, every_change_shows, make_done, make_queued
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

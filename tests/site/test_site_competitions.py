@@ -12,10 +12,11 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
-from leaderboard import competition_reads as reads
-from leaderboard import competitions, opencode, selectors, services
-from leaderboard.export import NotReady, competition_export_lines
+from leaderboard import selectors, services
 from leaderboard.models import AuditEntry, Competition, Submission
+from leaderboard.selectors import competitions as reads
+from leaderboard.selectors.export import NotReady, competition_export_lines
+from leaderboard.services import competitions, opencode
 
 from clock_helpers import T0
 from site_helpers import finish, report_for, upload

@@ -1,4 +1,4 @@
-"""leaderboard/finish_wait.py against the real Redis: an announcement wakes the waiter of that
+"""leaderboard/serving/finish_wait.py against the real Redis: an announcement wakes the waiter of that
 submission only, the row decides, and without Redis the reads alone still end the wait."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 import pytest
 import redis
 
-from leaderboard import finish_wait
+from leaderboard.serving import finish_wait
 
 
 @pytest.fixture

@@ -9,8 +9,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from leaderboard import profiling, services
+from leaderboard import services
 from leaderboard.models import ProfileFile, Submission
+from leaderboard.services import profiling
 from leaderboard.tasks import evaluate_submission
 from site_helpers import SOURCE, report_for
 

@@ -5,7 +5,7 @@ import importlib.util
 import pytest
 
 from leaderboard.models import Task
-from leaderboard.reference_source import reference_source
+from leaderboard.services.reference_source import reference_source
 
 MODULE = '''\
 import functools

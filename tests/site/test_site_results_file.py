@@ -7,8 +7,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from leaderboard import results_file, selectors
+from leaderboard import selectors
 from leaderboard.models import Submission
+from leaderboard.services import results_file
 from site_helpers import H200, make_done, make_queued
 
 pytestmark = pytest.mark.django_db

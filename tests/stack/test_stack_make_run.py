@@ -144,7 +144,7 @@ def test_make_run_with_bubblewrap_verifies_the_readme_example_everywhere_a_user_
         assert len(phases) >= 4 and any("correctness: shape" in p for p in phases), out
 
         # the README's agent loop, as an agent copies it: it submits, and ?wait=60 holds each answer
-        # until the verdict (the web server's wait layer, leaderboard/asgi_wait.py)
+        # until the verdict (the web server's wait layer, leaderboard/serving/asgi_wait.py)
         agent = subprocess.run([sys.executable, "-c", readme_agent_loop()], cwd=stack_dir, capture_output=True,
                                text=True, timeout=600, env={**os.environ, "LEADERBOARD_TOKEN": token,
                                                             "LEADERBOARD_SITE": stack.url})

@@ -11,8 +11,9 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from leaderboard import competitions, opencode, selectors, services
+from leaderboard import selectors, services
 from leaderboard.models import Competition, Submission
+from leaderboard.services import competitions, opencode
 from clock_helpers import T0
 from web_helpers import upload_done
 

@@ -81,7 +81,7 @@ def test_several_benchmark_shapes_show_their_geometric_mean(client, task, owner)
 
 
 def test_a_result_loaded_from_a_results_file_and_a_rerun_keep_the_board_time_right(task, owner, staff):
-    from leaderboard import results_file
+    from leaderboard.services import results_file
 
     sub = done_with_shapes(task, owner, [row(0.3, band=0.5)])
     data = results_file.export()

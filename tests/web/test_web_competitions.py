@@ -12,8 +12,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.urls import reverse
 
-from leaderboard import competitions, services
+from leaderboard import services
 from leaderboard.models import AuditEntry, Competition
+from leaderboard.services import competitions
 from clock_helpers import T0
 from web_helpers import SOURCE, upload_done
 

@@ -5,8 +5,9 @@ import re
 
 from django.urls import reverse
 
-from leaderboard import profiling, scoring, services
+from leaderboard import scoring, services
 from leaderboard.models import Submission
+from leaderboard.services import profiling
 from web_helpers import SOURCE, report_for
 
 SOL = "GPU Speed Of Light Throughput"

@@ -1,6 +1,6 @@
 """Slow request bodies cost the web server coroutines, never Django's threads: every body is read
 in the event loop, within a deadline and its route's limit, before the request takes a thread
-(leaderboard/asgi_body.py). Against the web server as `make run` starts it (scripts/web.sh), with
+(leaderboard/serving/asgi_body.py). Against the web server as `make run` starts it (scripts/web.sh), with
 four threads so that a handful of slow clients would take them all."""
 from __future__ import annotations
 

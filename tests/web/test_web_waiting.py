@@ -9,8 +9,9 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils import timezone
 
-from leaderboard import queue_reads, services
+from leaderboard import services
 from leaderboard.models import Submission
+from leaderboard.selectors import queue as queue_reads
 from leaderboard.services.submissions import QUEUED_PHASE
 from web_helpers import SOURCE
 

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from evaluator import state_word, status_word, verdict_word
 from leaderboard import services
-from leaderboard.cli_output import verdict_lines
+from leaderboard.client.output import verdict_lines
 from leaderboard.models import Submission
 from leaderboard.web.result import LIBRARY_WORK_WORDS, REASON_WORDS
 from web_helpers import SOURCE, make_done

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard import scoring
-from leaderboard.cli_output import verdict_lines
+from leaderboard.client.output import verdict_lines
 
 
 def rejected_report(problems: list[tuple[str, str]], *, task: str, mode: str, device: str) -> dict:

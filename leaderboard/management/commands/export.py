@@ -1,9 +1,9 @@
-"""Write a closed competition's standings as JSON Lines (leaderboard/export.py says what a line holds)."""
+"""Write a closed competition's standings as JSON Lines (leaderboard/selectors/export.py says what a line holds)."""
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard import competitions
-from leaderboard.export import NotReady, competition_export_lines
 from leaderboard.models import Competition
+from leaderboard.selectors.export import NotReady, competition_export_lines
+from leaderboard.services import competitions
 
 
 class Command(BaseCommand):

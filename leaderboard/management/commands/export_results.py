@@ -1,9 +1,9 @@
-"""Write the site's finished evaluations to a JSON file (leaderboard/results_file.py)."""
+"""Write the site's finished evaluations to a JSON file (leaderboard/services/results_file.py)."""
 import json
 
 from django.core.management.base import BaseCommand
 
-from leaderboard import results_file
+from leaderboard.services import results_file
 
 
 class Command(BaseCommand):

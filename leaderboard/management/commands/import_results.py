@@ -1,10 +1,10 @@
-"""Load a file that export_results wrote into this site (leaderboard/results_file.py): the boards
+"""Load a file that export_results wrote into this site (leaderboard/services/results_file.py): the boards
 of a GPU host, looked at on a machine without one."""
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard import results_file
+from leaderboard.services import results_file
 
 
 class Command(BaseCommand):

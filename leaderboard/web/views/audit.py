@@ -9,8 +9,9 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from leaderboard import competition_reads, selectors, services
+from leaderboard import selectors, services
 from leaderboard.models import Submission
+from leaderboard.selectors import competitions as competition_reads
 from leaderboard.web import result as words
 from leaderboard.web.diff import submissions_diff
 from leaderboard.web.forms import AuditDecisionForm

@@ -7,10 +7,10 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from leaderboard import competition_reads as reads
-from leaderboard import competitions
-from leaderboard.export import NotReady, competition_export_lines
 from leaderboard.models import Competition
+from leaderboard.selectors import competitions as reads
+from leaderboard.selectors.export import NotReady, competition_export_lines
+from leaderboard.services import competitions
 from leaderboard.templatetags.moments import span_words
 from leaderboard.web.present import device_label
 from leaderboard.web.result import is_tryout

@@ -8,9 +8,9 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from leaderboard import competition_reads as reads
-from leaderboard import opencode
 from leaderboard.models import Competition
+from leaderboard.selectors import competitions as reads
+from leaderboard.services import opencode
 from leaderboard.web.competition_forms import CodeDecisionForm, CompetitionForm
 from leaderboard.web.staff import staff_only
 from leaderboard.web.views.audit import staff_decision

@@ -5,14 +5,15 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from leaderboard import queue_reads, selectors, services
-from leaderboard.competition_reads import competitions_for_submission
+from leaderboard import selectors, services
 from leaderboard.models import Submission
+from leaderboard.selectors import queue as queue_reads
+from leaderboard.selectors.competitions import competitions_for_submission
 from leaderboard.services.submissions import QUEUED_PHASE
 from leaderboard.web import charts
 from leaderboard.web import result as words
-from leaderboard.web.profile_view import profile_context
 from leaderboard.web.present import badge, device_label, highlight_python, json_script_raw, shape_label
+from leaderboard.web.profile_view import profile_context
 
 # what the page shows of the logs; the stored logs are already capped at 64 KiB
 LOG_TAIL_CHARS = 16 * 1024

@@ -4,7 +4,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 
 from leaderboard import routing, services
-from leaderboard.competition_reads import open_for_upload
+from leaderboard.selectors.competitions import open_for_upload
 from leaderboard.web.forms import UploadForm
 from leaderboard.web.present import device_label
 from leaderboard.web.result import is_tryout

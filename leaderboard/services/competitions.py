@@ -9,9 +9,9 @@ competition cannot open in the past, and an edit cannot move the opening earlier
 the window has closed and none of its submissions is still queued, running or flagged and
 awaiting review, the standings are copied into CompetitionEntry rows (`competition_freeze`): from
 then on approvals, re-runs and bans change nothing in them, and only a disqualification of a
-submission takes its entry out (leaderboard/competition_reads.py reads it that way).
+submission takes its entry out (leaderboard/selectors/competitions.py reads it that way).
 
-Reads live in leaderboard/competition_reads.py.
+Reads live in leaderboard/selectors/competitions.py.
 """
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboard import competition_reads as reads
 from leaderboard.models import Competition, CompetitionEntry
+from leaderboard.selectors import competitions as reads
 
 log = logging.getLogger(__name__)
 

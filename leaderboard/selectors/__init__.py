@@ -1,4 +1,8 @@
-"""Every read the pages, the admin and the API make. Keyword-only, no writes."""
+"""Every read the pages, the admin and the API make. Keyword-only, no writes.
+
+Boards, submissions, users and the audit trail here; in modules of their own: competitions
+(state, standings, what a freeze waits for), queue (a waiting submission's place in line and the
+usual time of an evaluation) and export (a competition's standings as JSON Lines)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -7,8 +11,8 @@ from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Window
 from django.db.models.functions import Coalesce, RowNumber
 
 from leaderboard import scoring
-from leaderboard.opencode import competition_open_reasons
 from leaderboard.models import AuditEntry, Profile, Submission, Task
+from leaderboard.services.opencode import competition_open_reasons
 
 # What may rank: a finished, ranked, verified, visible result of a user who is not banned.
 RANKED = Q(

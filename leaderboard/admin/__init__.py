@@ -17,9 +17,10 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from evaluator import state_word, verdict_word
-from leaderboard import admin_competitions  # noqa: F401  (registers the competition pages)
-from leaderboard import opencode, selectors, services
+from leaderboard import selectors, services
+from leaderboard.admin import competitions  # noqa: F401  (registers the competition pages)
 from leaderboard.models import ApiToken, AuditEntry, FlaggedSubmission, Profile, Submission, Task
+from leaderboard.services import opencode
 from leaderboard.templatetags import numbers
 from leaderboard.web.present import device_label
 

@@ -14,7 +14,7 @@ import logging
 from django.conf import settings
 
 from leaderboard.models import Submission
-from leaderboard.profile_models import ProfileFile
+from leaderboard.models.profile import ProfileFile
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """The Django admin's competition pages: the same form and service as the audit console's, and
-the frozen standings read-only. Imported by leaderboard/admin.py."""
+the frozen standings read-only. Imported by leaderboard/admin/__init__.py."""
 from __future__ import annotations
 
 from django.contrib import admin

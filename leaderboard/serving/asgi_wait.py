@@ -2,7 +2,7 @@
 
 Every answer comes from Django as for any request, with `wait` taken out of the query: the view
 authenticates, decides what the caller may read and answers. Only an answer of 200 that says
-`"finished": false` is held: the layer waits (leaderboard/finish_wait.py) and asks Django again
+`"finished": false` is held: the layer waits (leaderboard/serving/finish_wait.py) and asks Django again
 when the submission's finish is announced (or a slice of time passes), until an answer is not
 that or S seconds pass, and sends the last answer. Everything the client reads is Django's; the
 layer only decides when. A waiter costs Django one request at the start and one per wake.
@@ -24,7 +24,7 @@ import logging
 import re
 from urllib.parse import parse_qsl, urlencode
 
-from leaderboard import finish_wait
+from leaderboard.serving import finish_wait
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ import json
 from collections.abc import Iterator
 
 from leaderboard import selectors
-from leaderboard.competition_reads import disqualifications, frozen_entries
 from leaderboard.models import Competition
+from leaderboard.selectors.competitions import disqualifications, frozen_entries
 
 SHAPE_KEYS = ("shape", "candidate_ms", "eager_ms", "compile_ms", "floor_ms", "speedup_vs_compile", "speedup_vs_eager")
 # what the result page shows to every visitor who may see the result

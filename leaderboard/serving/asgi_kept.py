@@ -24,7 +24,7 @@ A request with a Cookie header always goes to Django (a session changes the page
 that repeats a header read here: the WSGI bridge hands Django a repeated header as one value, the
 values joined with commas (two Authorization headers make a token Django refuses), so the layer
 would otherwise answer for a request Django reads otherwise. A request
-passed on carries the layer's mark (leaderboard/layer_mark.py); the view then says in a header,
+passed on carries the layer's mark (leaderboard/serving/layer_mark.py); the view then says in a header,
 which is taken off here, under what the answer may be kept: for a caller's read, whether it is
 theirs and unfinished (kept under the stamp read before Django ran, so data changed after that
 read moves the stamp and the next request builds anew); for a public answer, the pagecache entry
@@ -44,10 +44,10 @@ import urllib.parse
 
 from django.conf import settings
 
-from leaderboard import layer_mark
 from leaderboard.api import owncache
 from leaderboard.models import ApiToken
 from leaderboard.services.tokens import USE_RECORDED_EVERY
+from leaderboard.serving import layer_mark
 from leaderboard.web import pagecache
 
 log = logging.getLogger(__name__)

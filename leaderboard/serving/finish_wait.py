@@ -1,5 +1,5 @@
 """Waiting for a submission to finish without holding a thread or a database connection: what
-`GET /api/submissions/<id>?wait=S` does (leaderboard/asgi_wait.py).
+`GET /api/submissions/<id>?wait=S` does (leaderboard/serving/asgi_wait.py).
 
 The writes that finish a submission (services/pipeline.py) `announce` it after their commit on a
 Redis pub/sub channel named for it and for the database (two sites or two test databases on one

@@ -1,4 +1,4 @@
-"""How Django and the ASGI layer in front of it (leaderboard/asgi_kept.py) speak about answers the
+"""How Django and the ASGI layer in front of it (leaderboard/serving/asgi_kept.py) speak about answers the
 layer may keep: the layer marks a request it passes on with a header whose value is random per
 process, so no client can ask for what follows; the view answers a marked request with a header
 saying under what the answer may be kept, which the layer takes off before the answer goes out."""

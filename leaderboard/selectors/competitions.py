@@ -1,6 +1,6 @@
 """Reads for competitions: their state, standings, what the freeze waits for, late submissions,
-removals. Keyword-only, no writes (leaderboard/competitions.py writes; why a competition opens
-code is leaderboard/opencode.py's)."""
+removals. Keyword-only, no writes (leaderboard/services/competitions.py writes; why a competition opens
+code is leaderboard/services/opencode.py's)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -1,7 +1,7 @@
 """The site's data: tasks, submissions and their results, profiles, the admin audit trail, API tokens
 and the API's idempotency keys, competitions and their frozen standings.
 
-Writes go through leaderboard/services/, reads through leaderboard/selectors.py.
+Writes go through leaderboard/services/, reads through leaderboard/selectors/.
 """
 from __future__ import annotations
 
@@ -289,7 +289,7 @@ class IdempotencyKey(models.Model):
 
 class Competition(models.Model):
     """A time-boxed contest on some tasks and device types. Ranked submissions uploaded while it is
-    open (and not before it was created) enter its standings (leaderboard/competitions.py); once it
+    open (and not before it was created) enter its standings (leaderboard/services/competitions.py); once it
     has closed and every such submission has its result and, if flagged, its review, the standings
     are frozen into CompetitionEntry rows."""
 
@@ -348,4 +348,4 @@ class CompetitionEntry(models.Model):
 
 
 # profile mode's stored files live in their own module; imported here so that Django registers them
-from leaderboard.profile_models import ProfileFile  # noqa: E402,F401
+from leaderboard.models.profile import ProfileFile  # noqa: E402,F401

@@ -1,5 +1,5 @@
 """GET /healthz: is the database reachable, is the broker reachable, and does every queue that has
-work have a live worker (liveness.py). 200 or 503, JSON, naming the workers per queue."""
+work have a live worker (leaderboard/liveness.py). 200 or 503, JSON, naming the workers per queue."""
 from django.conf import settings
 from django.db import connection
 from django.http import JsonResponse
