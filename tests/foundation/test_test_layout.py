@@ -85,7 +85,8 @@ def test_the_checks_find_planted_breaches(tmp_path):
     _write(tests / "web" / "test_judge_a.py")
     assert flat_tests(tests) == ["test_flat.py"]
     assert stray_folders(tests, root) == ["gone"]
-    # b and d are imported by nothing; `from evaluator.wire.c import thing` counts for c only
+    # b is imported by nothing, d by a helper only; cli inside a function and a through
+    # `from evaluator.judge import a` count
     assert untested(root, tests) == ["evaluator.judge.b", "evaluator.wire.d"]
     assert same_names(tests) == ["test_judge_a.py"]
 
