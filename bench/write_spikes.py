@@ -1,5 +1,5 @@
 """What the checker's slow writes are, and the per-batch records of honest and hostile ranked
-evaluations for the CPU tests that replay them (tests/evaluator/test_touched_replay.py).
+evaluations for the CPU tests that replay them (tests/evaluator/judge/test_judge_touched_replay.py).
 
     python bench/write_spikes.py OUT [step ...]      steps: keys examples hostile (default: all)
 

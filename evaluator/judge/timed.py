@@ -234,7 +234,7 @@ def overheads(got: dict, device: str) -> dict:
 def score(got: dict, rounds: dict, calls: dict, device: str) -> dict:
     """The scored numbers of one shape from its batches (side -> batch.Timed) and their rounds:
     each side's time per call, the overheads taken off, and the two speedups. The judge's row and
-    the replay of recorded batches (tests/evaluator/test_touched_replay.py) both come from here."""
+    the replay of recorded batches (tests/evaluator/judge/test_judge_touched_replay.py) both come from here."""
     spent = overheads(got, device)
     times = {side: batch.per_call(got[side], spent[side], calls[side]) for side in SIDES}
     per_round = {side: by_round(times[side], rounds[side]) for side in SIDES}

@@ -5,7 +5,7 @@ import pytest
 from evaluator import MAX_BYTES, check_signature, validate_source
 from evaluator.contract.upload import check_upload
 
-HONEST_SOFTMAX = Path(__file__).parent / "fixtures" / "softmax_triton.py"
+HONEST_SOFTMAX = Path(__file__).resolve().parents[1] / "fixtures" / "softmax_triton.py"
 
 
 def test_it_accepts_the_honest_submission():

@@ -17,7 +17,7 @@ from evaluator.judge import timed
 from evaluator.judge import touched
 from evaluator.judge.batch import Timed
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "gpu_records"
+DATA = Path(__file__).resolve().parents[2] / "data" / "gpu_records"
 INDEX = json.loads((DATA / "index.json").read_text())
 GAIN = 1.01  # tests/exploits: LEFT_RUNNING_GAIN
 FIELDS = {f.name for f in dataclasses.fields(Timed)}

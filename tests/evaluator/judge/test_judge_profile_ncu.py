@@ -13,7 +13,7 @@ import pytest
 from evaluator.judge import profile
 from evaluator.common.checks import Failure
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,8 @@ import pytest
 
 from evaluator.contract.report import validate
 
-ROOT = Path(__file__).resolve().parents[2]
-HONEST = Path(__file__).parent / "fixtures" / "softmax_triton.py"
+ROOT = Path(__file__).resolve().parents[3]
+HONEST = Path(__file__).resolve().parents[1] / "fixtures" / "softmax_triton.py"
 
 
 def cli(*args):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "softmax.py"
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the runner is another user only under a root judge")

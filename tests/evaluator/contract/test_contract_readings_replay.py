@@ -12,7 +12,7 @@ import pytest
 
 from evaluator.contract import readings
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "gpu_records"
+DATA = Path(__file__).resolve().parents[2] / "data" / "gpu_records"
 INDEX = json.loads((DATA / "index.json").read_text())
 RECORDS = [(folder, rec) for folder, about in INDEX.items() if about.get("readings", {}).get("kind") == "honest"
            for rec in json.loads((DATA / folder / about["readings"]["file"]).read_text())]

@@ -4,7 +4,7 @@ import pytest
 
 from evaluator.judge.scan import needs_gpu, scan
 
-HONEST_SOFTMAX = Path(__file__).parent / "fixtures" / "softmax_triton.py"
+HONEST_SOFTMAX = Path(__file__).resolve().parents[1] / "fixtures" / "softmax_triton.py"
 
 
 def test_the_honest_submission_is_clean():

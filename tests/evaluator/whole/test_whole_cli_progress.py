@@ -9,7 +9,7 @@ from pathlib import Path
 
 from evaluator import progress_latest, progress_words
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "softmax.py"
 LEAK = '''import os
 print("PROGRESS_FILE_SEEN=" + repr(os.environ.get("EVALUATOR_PROGRESS_FILE")))
