@@ -22,6 +22,7 @@ from evaluator.wire import affinity
 from evaluator.judge import baseline_compile
 from evaluator.judge import baseline_keep
 from evaluator.judge import batch
+from evaluator.judge import checkers
 from evaluator.judge import calls
 from evaluator.wire import channel
 from evaluator.common import checks
@@ -72,7 +73,7 @@ class Evaluation:
     # the processes, each closed by `close`
     runner: Runner | None  # the candidate's runner
     link: Link | None  # the judge's link to it: send / expect below, its work directory
-    checkers: dict  # "cand" / "base" -> batch.CheckerProcess (GPU) or batch.LocalChecker (CPU)
+    checkers: dict  # "cand" / "base" -> checkers.CheckerProcess (GPU) or checkers.LocalChecker (CPU)
     sanitizer: sanitize.Early | None  # the tools running beside the correctness phase
     compiling: baseline_compile.Overlap | None  # the compile running beside it
     # the timing phase
@@ -161,8 +162,8 @@ class Evaluation:
         t = time.monotonic()
         setup, base = self.setup, self.base
         if self.device != "cuda":
-            self.checkers = {"cand": batch.LocalChecker(setup.task, setup.work),
-                             "base": batch.LocalChecker(setup.task, base.work)}
+            self.checkers = {"cand": checkers.LocalChecker(setup.task, setup.work),
+                             "base": checkers.LocalChecker(setup.task, base.work)}
         b = base.runner
         sides = {"cand": batch.Side("cand", runner=self.runner, link=self.link, checker=self.checkers["cand"])}
         for fn in baseline_compile.BASELINES:

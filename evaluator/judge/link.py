@@ -2,7 +2,7 @@
 sending its frame and waiting for its answer (evaluator/wire/messages.py names both). The same
 link drives the candidate's runner and the trusted baseline runner; what differs is its channel
 functions: the candidate's (Evaluation.send / expect) raise Failure, the baseline's
-(baseline.Runner.send / expect) BaselineError. The checker's link is batch.CheckerProcess."""
+(baseline.Runner.send / expect) BaselineError. The checker's link is checkers.CheckerProcess."""
 from __future__ import annotations
 
 import dataclasses

@@ -17,7 +17,7 @@ import time
 import torch
 
 from evaluator.judge import baseline_compile
-from evaluator.judge import batch
+from evaluator.judge import checkers
 from evaluator.judge import calls
 from evaluator.judge import compile_seed
 from evaluator.wire import isolation
@@ -224,7 +224,7 @@ def start_checkers(ev) -> None:
     """GPU: one checker process per runner, of that runner's uid (CUDA IPC fails across
     users), started before any submission code exists (batch.py, checker.py)."""
     work = ev.setup.work
-    ev.checkers["cand"] = batch.CheckerProcess(ev.task_name, uid=work.uid, cache=work.private_dir(),
+    ev.checkers["cand"] = checkers.CheckerProcess(ev.task_name, uid=work.uid, cache=work.private_dir(),
                                                log_dir=str(work.path))
-    ev.checkers["base"] = batch.CheckerProcess(ev.task_name, uid=os.getuid(), cache=ev.setup.cache,
+    ev.checkers["base"] = checkers.CheckerProcess(ev.task_name, uid=os.getuid(), cache=ev.setup.cache,
                                                log_dir=str(work.path))

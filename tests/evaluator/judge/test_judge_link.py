@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from evaluator.judge.batch import CheckerProcess
+from evaluator.judge.checkers import CheckerProcess
 from evaluator.judge.link import Link
 from evaluator.wire import messages
 
