@@ -3,6 +3,7 @@ throwaway box (a Docker container, or bubblewrap where no engine runs) and retur
 
     sandbox.evaluate(source=..., task="softmax", mode="ranked", device="cpu") -> SandboxResult
     sandbox.warm_tasks(["softmax"], device="cuda")  # the judge's cache warmed (warm.py)
+    sandbox.task_command(kind="describe", files={...})  # task definitions read in a box (taskcmd.py)
 
 Infrastructure failures raise SandboxError (retry later); whatever the submission does (timeout,
 out of memory, crash, forged output) comes back as a `rejected` report. See docs/sandbox.md.
@@ -16,13 +17,18 @@ from .errors import SandboxError
 from .limits import Limits
 from .run import (BACKENDS, BOX_NAMES, MAX_UPLOAD_BYTES, TASK_NAME, SandboxResult, choose_backend,  # noqa: F401
                   evaluator_argv, make_box, run_box)  # make_box: tests and bench/ build boxes with it
+from .taskcmd import BUILTIN_TASKS, task_command  # noqa: F401
 from .warm import judge_cache, warm_before, warm_tasks
 
-__all__ = ["evaluate", "warm_tasks", "warm_before", "judge_cache", "SandboxResult", "SandboxError", "Limits",
-           "choose_backend", "BACKENDS"]
+__all__ = ["evaluate", "warm_tasks", "warm_before", "judge_cache", "task_command", "SandboxResult",
+           "SandboxError", "Limits", "choose_backend", "BACKENDS"]
 
 def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str | None = None,
-             limits: Limits | None = None, on_progress=None) -> SandboxResult:
+             limits: Limits | None = None, on_progress=None,
+             task_files: dict[str, bytes] | None = None) -> SandboxResult:
+    """`task_files`: the definition of a task the site added ({relative path: bytes}), read-only
+    at /tasks in the box and named to the evaluator by EVALUATOR_TASKS_PATH; None for a built-in
+    task, which the evaluator holds itself."""
     if not isinstance(source, (bytes, bytearray)):
         raise TypeError("source must be bytes")
     if not TASK_NAME.match(task or "") or mode not in result.MODES or device not in result.DEVICES:
@@ -43,6 +49,7 @@ def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str |
 
     outcome, (report, profile_file) = run_box(
         chosen, source=bytes(source), device=device, limits=limits, collect=collect, on_progress=on_progress,
+        task_files=task_files, tasks_path=True,
         argv_for=lambda py: evaluator_argv(py, task=task, mode=mode, device=device,
                                            time_limit_s=limits.time_limit_s))
     wall = time.monotonic() - started

@@ -6,12 +6,16 @@ Inside every box:
                                 judge (root in the box) can enter it, the submission (uid 65534) can't
     /tmp, /dev/shm              size-capped tmpfs: scratch and compiler caches, gone with the box
     /opt/kernelboard/evaluator  the evaluator package, read-only
+    /tasks/                     task definitions the site holds (a task file, a folder, a level's
+                                directory), read-only, when the run is given any: trusted staff
+                                code that only the evaluator in the box imports
     the Python runtime          read-only (host binds for the local image, or baked into the image)
 """
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import secrets
 import shutil
 import tempfile
@@ -26,9 +30,14 @@ REPORT_FILE = "/out/report.json"
 PROGRESS_FILE = "/out/progress.jsonl"  # the judge's progress lines (evaluator/contract/progress.py)
 PROFILE_FILE = "/out/profile.ncu-rep"  # profile mode on a GPU: Nsight Compute's report, when made
 EVALUATOR_ROOT = "/opt/kernelboard"
+TASKS_DIR = "/tasks"  # the site's task definitions (EVALUATOR_TASKS_PATH), read-only
 JUDGE_CACHE = "/var/cache/kernelboard-judge"  # optional (SANDBOX_JUDGE_CACHE), judge-only
 LABEL = "kernelboard.sandbox"  # on every container and cgroup we create: cleanup finds them by it
 WORK_PREFIX = "kernelboard-sandbox-"
+
+TASK_PATH_PART = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+MAX_TASK_FILES = 512
+MAX_TASK_BYTES = 32 * 1024 * 1024
 
 PASSWD = "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
 GROUP = "root:x:0:\nnogroup:x:65534:\n"
@@ -77,6 +86,8 @@ class Box:
     limits: Limits
     gpu: GpuPlan | None = None
     run_id: str = ""  # "<deadline>-<random>": names the container label, cgroup and work dir
+    # task definitions for /tasks, {relative path: bytes}; empty when the run needs none
+    task_files: dict[str, bytes] = dataclasses.field(default_factory=dict)
 
     @property
     def submission_dir(self) -> Path:
@@ -85,6 +96,10 @@ class Box:
     @property
     def out_dir(self) -> Path:
         return self.workdir / "out"
+
+    @property
+    def tasks_dir(self) -> Path:
+        return self.workdir / "tasks"
 
 
 @dataclasses.dataclass
@@ -131,7 +146,52 @@ def new_run_id(deadline: float) -> str:
     return f"{int(deadline)}-{secrets.token_hex(4)}"
 
 
-def make_workdir(source: bytes, *, deadline: float, base: str | None = None) -> Path:
+def check_task_files(files: dict) -> dict[str, bytes]:
+    """Task definitions as the box gets them: relative paths of plain names (letters, digits,
+    '.', '_', '-'), no '..', at most MAX_TASK_FILES files and MAX_TASK_BYTES in all. ValueError
+    otherwise: the caller named them, nothing inside the box did."""
+    if not isinstance(files, dict) or len(files) > MAX_TASK_FILES:
+        raise ValueError(f"task files: a dict of at most {MAX_TASK_FILES} files")
+    checked, total = {}, 0
+    for rel, data in files.items():
+        parts = rel.split("/") if isinstance(rel, str) else []
+        if not parts or not all(TASK_PATH_PART.match(p) and p not in (".", "..") for p in parts):
+            raise ValueError(f"task files: not a plain relative path: {rel!r}")
+        if not isinstance(data, (bytes, bytearray)):
+            raise ValueError(f"task files: {rel}: bytes expected")
+        total += len(data)
+        checked[rel] = bytes(data)
+    if total > MAX_TASK_BYTES:
+        raise ValueError(f"task files: {total} bytes, more than {MAX_TASK_BYTES}")
+    names = set(checked)
+    for rel in checked:  # a file and a directory of one name cannot both be made
+        parts = rel.split("/")
+        if any("/".join(parts[:i]) in names for i in range(1, len(parts))):
+            raise ValueError(f"task files: {rel!r} is below a file of the same name")
+    return checked
+
+
+def write_task_files(root: Path, files: dict[str, bytes]) -> None:
+    """The files under `root`, directories 0755 and files 0644: the runner's user may read them
+    (the judge's runner loads nothing from them, but the modes must not depend on the umask)."""
+    root.mkdir(mode=0o755)
+    os.chmod(root, 0o755)
+    for rel, data in files.items():
+        path = root
+        for part in rel.split("/")[:-1]:
+            path = path / part
+            if not path.is_dir():
+                path.mkdir(mode=0o755)
+                os.chmod(path, 0o755)
+        target = root / rel
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(target, 0o644)
+
+
+def make_workdir(source: bytes, *, deadline: float, base: str | None = None,
+                 task_files: dict[str, bytes] | None = None) -> Path:
     """A fresh host directory for one run: submission/ (world-readable, the runner reads it) and
     out/ (0700 root: see docs/sandbox.md for the non-root worker case). The name starts with the
     run's deadline so that cleanup knows when it is stale.
@@ -160,6 +220,9 @@ def make_workdir(source: bytes, *, deadline: float, base: str | None = None) -> 
     (etc / "group").write_text(GROUP)
     for f in ("passwd", "group"):
         os.chmod(etc / f, 0o644)
+    if task_files:
+        # Docker binds this read-only at /tasks; bwrap writes the same bytes into the box's root
+        write_task_files(work / "tasks", task_files)
     return work
 
 

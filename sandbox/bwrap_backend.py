@@ -18,7 +18,7 @@ import subprocess
 import threading
 import time
 
-from .box import (GROUP, OUT_DIR, PASSWD, SUBMISSION_DIR, Box, Outcome, OutputKeeper)
+from .box import (GROUP, OUT_DIR, PASSWD, SUBMISSION_DIR, TASKS_DIR, Box, Outcome, OutputKeeper)
 from .seccomp import bpf_program
 from .cgroup import Cgroup
 from .errors import SandboxError
@@ -92,6 +92,10 @@ def build_args(box: Box, *, status_fd: int, seccomp_fd: int | None = None, data=
     targets = [b.target for b in box.runtime.binds]
     targets += [b.target for b in (box.gpu.lib_binds if box.gpu else ())]
     targets += [t for t, _ in box.runtime.symlinks] + [t for t, _ in box.runtime.files]
+    # the site's task definitions, as files of the box's own root like the upload: read-only
+    # after --remount-ro /, and no host path of them in mountinfo
+    task_files = [(f"{TASKS_DIR}/{rel}", content) for rel, content in sorted(box.task_files.items())]
+    targets += [t for t, _ in task_files]
     made = set()
     for target in targets + ["/etc/passwd", f"{SUBMISSION_DIR}/x", f"{OUT_DIR}/x"]:
         for parent in _parents(target):
@@ -106,7 +110,7 @@ def build_args(box: Box, *, status_fd: int, seccomp_fd: int | None = None, data=
     upload = (box.submission_dir / "submission.py").read_bytes()
     for target, content in [*((t, text.encode()) for t, text in box.runtime.files),
                             ("/etc/passwd", PASSWD.encode()), ("/etc/group", GROUP.encode()),
-                            (f"{SUBMISSION_DIR}/submission.py", upload)]:
+                            (f"{SUBMISSION_DIR}/submission.py", upload), *task_files]:
         args += ["--perms", "0644", "--file", str(data(content)), target]
     # /out is the one host directory bound in: the judge's report comes back through it
     args += ["--bind", str(box.out_dir), OUT_DIR,

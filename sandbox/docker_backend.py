@@ -12,7 +12,7 @@ import threading
 import time
 
 from .seccomp import docker_profile
-from .box import LABEL, OUT_DIR, SUBMISSION_DIR, Box, Outcome, truncate_text
+from .box import LABEL, OUT_DIR, SUBMISSION_DIR, TASKS_DIR, Box, Outcome, truncate_text
 from .errors import SandboxError
 
 NAME = "docker"
@@ -70,6 +70,9 @@ def create_kwargs(box: Box) -> dict:
         Mount(SUBMISSION_DIR, str(box.submission_dir), type="bind", read_only=True),
         Mount(OUT_DIR, str(box.out_dir), type="bind", read_only=False),
     ]
+    if box.task_files:
+        # the site's task definitions: read-only, so nothing in the box changes what it judges by
+        mounts.append(Mount(TASKS_DIR, str(box.tasks_dir), type="bind", read_only=True))
     if box.gpu:
         # with the NVIDIA runtime (docker_request) the plan holds only the tools' installs
         mounts += [Mount(b.target, b.source, type="bind", read_only=True) for b in box.gpu.lib_binds]

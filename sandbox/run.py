@@ -19,7 +19,8 @@ BACKENDS = {"docker": docker_backend, "bwrap": bwrap_backend}
 # the report's box.backend for each backend
 BOX_NAMES = {"docker": "docker", "bwrap": "bubblewrap"}
 MAX_UPLOAD_BYTES = 1024 * 1024  # the evaluator itself rejects above 256 KiB; this just bounds disk
-TASK_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+# a KernelBench-style problem's name starts with its number (`19_relu`)
+TASK_NAME = re.compile(r"^[a-z0-9][a-z0-9_]{0,63}$")
 
 
 @dataclasses.dataclass
@@ -65,8 +66,12 @@ def evaluator_argv(python: str, *, task: str, mode: str, device: str, time_limit
     return argv
 
 
-def make_box(backend, *, argv_for, source: bytes, device: str, limits: Limits) -> _box.Box:
-    """The box for one run; `argv_for(python)` gives the command (the evaluator, or a probe)."""
+def make_box(backend, *, argv_for, source: bytes, device: str, limits: Limits,
+             task_files: dict[str, bytes] | None = None, tasks_path: bool = False) -> _box.Box:
+    """The box for one run; `argv_for(python)` gives the command (the evaluator, or a probe).
+    `task_files` ({relative path: bytes}, checked by box.check_task_files) are the site's task
+    definitions, read-only at /tasks; `tasks_path` names that directory to the evaluator as
+    EVALUATOR_TASKS_PATH, where it looks for a task it does not hold itself."""
     if backend is docker_backend:
         runtime = image.docker_runtime(docker_backend.client())
     else:
@@ -78,6 +83,9 @@ def make_box(backend, *, argv_for, source: bytes, device: str, limits: Limits) -
         gpu_plan = gpu.plan(index, runtime_binds=runtime.binds, nvidia_runtime=nvidia)
     path = runtime.path or os.path.dirname(runtime.python)
     env = _box.box_env(device=device, limits=limits, extra_path=path)
+    task_files = _box.check_task_files(task_files or {})
+    if tasks_path and task_files:
+        env["EVALUATOR_TASKS_PATH"] = _box.TASKS_DIR
     cache = gpu.judge_cache(device)
     if cache:
         # the judge's compile cache (torch.compile baselines, GPU ceilings) kept across runs:
@@ -94,9 +102,9 @@ def make_box(backend, *, argv_for, source: bytes, device: str, limits: Limits) -
         env["LD_LIBRARY_PATH"] = ":".join(library_path)
     # + slack for creating and removing the box; cleanup leaves it alone until then
     deadline = time.time() + limits.time_limit_s + 60
-    workdir = _box.make_workdir(source, deadline=deadline)
+    workdir = _box.make_workdir(source, deadline=deadline, task_files=task_files)
     return _box.Box(argv=argv_for(runtime.python), env=env, runtime=runtime, workdir=workdir,
-                    limits=limits, gpu=gpu_plan, run_id=_box.new_run_id(deadline))
+                    limits=limits, gpu=gpu_plan, run_id=_box.new_run_id(deadline), task_files=task_files)
 
 
 class _ProgressWatch:
@@ -127,7 +135,8 @@ class _ProgressWatch:
         self.thread.join(timeout=5)
 
 
-def run_box(backend, *, argv_for, source: bytes, device: str, limits: Limits, collect, on_progress=None):
+def run_box(backend, *, argv_for, source: bytes, device: str, limits: Limits, collect, on_progress=None,
+            task_files: dict[str, bytes] | None = None, tasks_path: bool = False):
     """One box run, the GPU checked free before and after it: (outcome, collect(box, outcome)),
     `collect` reading what the box wrote before its work directory goes; `on_progress(line)` gets
     the judge's progress lines while it runs."""
@@ -135,7 +144,8 @@ def run_box(backend, *, argv_for, source: bytes, device: str, limits: Limits, co
     if device == "cuda":
         gpu.check_in_service(index)
         gpu.ensure_idle(index, "before")
-    box = make_box(backend, argv_for=argv_for, source=source, device=device, limits=limits)
+    box = make_box(backend, argv_for=argv_for, source=source, device=device, limits=limits,
+                   task_files=task_files, tasks_path=tasks_path)
     watch = _ProgressWatch(box.out_dir / "progress.jsonl", on_progress) if on_progress else None
     try:
         outcome = backend.run(box)

@@ -45,9 +45,10 @@ def marked_warm(task: str, device: str, cache: str) -> bool:
 
 
 def warm_tasks(tasks: list[str], *, device: str, backend: str | None = None,
-               limits: Limits | None = None) -> list[dict]:
+               limits: Limits | None = None, task_files: dict[str, bytes] | None = None) -> list[dict]:
     """Run `python -m evaluator warm` for `tasks` in one box; its results, one dict per task
-    (evaluator/judge/warm.py: "state" is "compiled", "already warm", "no judge cache" or "failed")."""
+    (evaluator/judge/warm.py: "state" is "compiled", "already warm", "no judge cache" or "failed").
+    `task_files`: the definitions of site-added tasks among them, as for sandbox.evaluate."""
     if not judge_cache(device):
         return [{"task": t, "device": device, "state": "no judge cache", "seconds": 0.0} for t in tasks]
     if not tasks or not all(TASK_NAME.match(t) for t in tasks) or device not in ("cpu", "cuda"):
@@ -69,14 +70,15 @@ def warm_tasks(tasks: list[str], *, device: str, backend: str | None = None,
             return None
 
     outcome, results = run_box(chosen, argv_for=argv_for, source=b"", device=device, limits=limits,
-                               collect=collect)
+                               collect=collect, task_files=task_files, tasks_path=True)
     if not isinstance(results, list) or len(results) != len(tasks):
         why = "it ran out of time" if outcome.timed_out else f"exit status {outcome.exit_code}"
         raise SandboxError(f"the warm-up box wrote no results ({why}): {outcome.logs[-2000:]}")
     return results
 
 
-def warm_before(task: str, *, device: str, backend: str | None = None, limits: Limits | None = None) -> dict | None:
+def warm_before(task: str, *, device: str, backend: str | None = None, limits: Limits | None = None,
+                task_files: dict[str, bytes] | None = None) -> dict | None:
     """Before a ranked GPU evaluation of `task`: warm it once per process and judge cache. None
     when there is nothing to do (a CPU evaluation, no judge cache, warmed before)."""
     key = (task, device, judge_cache(device))
@@ -89,7 +91,8 @@ def warm_before(task: str, *, device: str, backend: str | None = None, limits: L
             _warmed.add(key)
             return {"task": task, "device": device, "state": "already warm", "seconds": 0.0}
         try:
-            result = warm_tasks([task], device=device, backend=backend, limits=limits)[0]
+            result = warm_tasks([task], device=device, backend=backend, limits=limits,
+                                task_files=task_files)[0]
         except (SandboxError, OSError, ValueError) as exc:
             log.warning("warming the judge cache for %s failed: %s", task, exc)
             return {"task": task, "device": device, "state": "failed", "error": str(exc)[:2000]}
