@@ -10,6 +10,8 @@ from django.conf import settings
 # The Celery task a message names. Services send it by name so that they need not import the
 # task module, which itself calls the services.
 EVALUATE_TASK = "leaderboard.tasks.evaluate_submission"
+# a task file from the audit console, read on the worker's queue (its device, between evaluations)
+ADD_TASK_FILE = "leaderboard.tasks.add_task_file"
 
 
 def default_device_type() -> str:

@@ -48,9 +48,25 @@ def geomean(values: list) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def shape_floors(spec, shapes, ceilings: dict) -> list[dict]:
-    """[{"shape", "floor_ms"}] of an evaluator task's shapes under one device type's ceilings."""
-    return [{"shape": dict(shape), "floor_ms": spec.floor_ms(dict(shape), **ceilings)} for shape in shapes]
+def floor_ms(work: dict, ceilings: dict) -> float | None:
+    """The roofline floor of one shape: its bytes over the bandwidth or its operations over the
+    peak, whichever is longer; None when the work is not known."""
+    try:
+        memory_s = float(work["bytes"]) / ceilings["bandwidth_bytes_s"]
+        compute_s = float(work["flops"]) / ceilings["peak_flop_s"]
+    except (KeyError, TypeError, ValueError):
+        return None
+    floor = max(memory_s, compute_s) * 1e3
+    return floor if math.isfinite(floor) and floor > 0 else None
+
+
+def shape_floors(shapes: list, work: list, ceilings: dict) -> list[dict]:
+    """[{"shape", "floor_ms"}] of a task's benchmark shapes under one device type's ceilings, from
+    the work the evaluator stated for each (python -m evaluator describe: flops and bytes, a list
+    parallel to the shapes). A shape without its work gets no floor."""
+    work = list(work or [])
+    return [{"shape": dict(shape), "floor_ms": floor_ms(work[i], ceilings) if i < len(work) else None}
+            for i, shape in enumerate(shapes)]
 
 
 def floor_ms_for(*, task, device_type: str, shape: dict, report_floor_ms=None) -> float | None:

@@ -231,6 +231,9 @@ SANDBOX_BACKEND = envstr("SANDBOX_BACKEND", "")  # docker | bwrap | "" = pick
 SANDBOX_TIME_LIMIT_S = envint("SANDBOX_TIME_LIMIT_S", 300)
 # a GPU worker's warm-up of one task's baselines (sandbox/warm.py), once per task and process
 SANDBOX_WARM_LIMIT_S = envint("SANDBOX_WARM_LIMIT_S", 180)
+# one box that reads task definitions (python -m evaluator describe or triage) over everything one
+# addition holds: a level of problems is one box, each problem run once on the device
+TASK_BOX_LIMIT_S = envint("TASK_BOX_LIMIT_S", 900)
 SUBMISSION_MAX_BYTES = 256 * 1024
 UPLOAD_RATE_LIMIT_PER_HOUR = envint("UPLOAD_RATE_LIMIT_PER_HOUR", 30)
 # evaluations one user may have queued or running at a time; the worker takes users in turn

@@ -81,19 +81,23 @@ def sandbox_limits(device: str, time_limit_s: float):
                                gpu_index=settings.WORKER_GPU_INDEX if device == "cuda" else None)
 
 
-def sandbox_evaluate(*, source: bytes, task: str, mode: str, device: str, on_progress=None):
+def sandbox_evaluate(*, source: bytes, task: str, mode: str, device: str, on_progress=None,
+                     definition: dict | None = None):
     """Exactly what a worker runs for one submission (also `manage.py evaluate`). A ranked GPU
     evaluation first has the task's baselines in the judge's cache (sandbox/warm.py: once per
-    task and process), so that none is timed after a cold compile."""
+    task and process), so that none is timed after a cold compile. `definition` is the stored
+    definition of a task the site added (Task.definition): its files go into the box read-only,
+    and nothing here imports them."""
     import sandbox
 
+    task_files = {rel: text.encode() for rel, text in (definition or {}).items()} or None
     if mode == "ranked":
         sandbox.warm_before(task, device=device, backend=settings.SANDBOX_BACKEND or None,
-                            limits=sandbox_limits(device, settings.SANDBOX_WARM_LIMIT_S))
+                            limits=sandbox_limits(device, settings.SANDBOX_WARM_LIMIT_S), task_files=task_files)
     limits = sandbox_limits(device, settings.SANDBOX_TIME_LIMIT_S)
     return sandbox.evaluate(
         source=source, task=task, mode=mode, device=device, backend=settings.SANDBOX_BACKEND or None,
-        limits=limits, on_progress=on_progress,
+        limits=limits, on_progress=on_progress, task_files=task_files,
     )
 
 
@@ -104,6 +108,7 @@ def _run_sandbox(submission: Submission, on_progress=None):
         mode=submission.mode,
         device=scoring.device_kind(submission.device_type),
         on_progress=on_progress,
+        definition=submission.task.definition,
     )
 
 
@@ -139,6 +144,14 @@ def evaluate_submission(self, submission_id: int) -> str:
         log.exception("submission %s: evaluation failed", submission.pk)
         return _infrastructure_failure(self, submission, exc)
     return "stored" if stored else "discarded"
+
+
+@shared_task(acks_late=True, soft_time_limit=2 * settings.TASK_BOX_LIMIT_S + settings.EVAL_OVERHEAD_S)
+def add_task_file(addition_id: int) -> str:
+    """A task file staff uploaded in the audit console, read on this worker (its device, between
+    evaluations): describe and triage in boxes, the outcome stored a line per problem."""
+    done = services.task_addition_run(addition_id=addition_id)
+    return "skipped" if done is None else done.status
 
 
 def _infrastructure_failure(task, submission: Submission, exc: Exception) -> str:

@@ -149,6 +149,9 @@ class TaskOut(Out):
     name: str
     title: str
     signature: str
+    track: str = Field("builtin", description='"builtin", or the track a task the site added belongs to '
+                                              '("kernelbench-level1", ...).')
+    retired: bool = Field(False, description="A retired task takes no new uploads; its leaderboards stay.")
     best_speedup_vs_compile: Optional[float]
     submissions: int = Field(description="Every evaluation of the task: every mode (test and profile runs too) "
                                          "and every outcome (rejected ones too).")

@@ -34,7 +34,8 @@ def task_list(request):
     """Every task, with its best ranked speedup over torch.compile, its number of evaluations (every
     mode and outcome) and of verified ranked results."""
     return _public(request, TaskList, lambda: {"tasks": [
-        {"name": t.name, "title": t.title, "signature": t.signature, "best_speedup_vs_compile": t.best_speedup,
+        {"name": t.name, "title": t.title, "signature": t.signature, "track": t.track, "retired": t.retired,
+         "best_speedup_vs_compile": t.best_speedup,
          "submissions": t.submission_count, "verified_ranked": t.ranked_count,
          "leaderboard": request.build_absolute_uri(reverse("api:leaderboard", args=[t.name]))}
         for t in selectors.task_list_with_stats()

@@ -15,7 +15,16 @@ LOGS_MAX_CHARS = 64 * 1024
 
 
 class Task(models.Model):
-    """A task as the site shows it; synced from evaluator.tasks by `manage.py load_tasks`."""
+    """A task as the site shows it: what `python -m evaluator describe` said of it in a box
+    (`manage.py load_tasks` for the built-in tasks, `add_task` and `import_kernelbench` for the
+    site's own). The site never imports a task's code: `definition` holds its files as text, for
+    the box of each evaluation."""
+
+    BUILTIN = "builtin"
+
+    class Format(models.TextChoices):
+        FOLDER = "folder"
+        KERNELBENCH = "kernelbench"
 
     name = models.SlugField(max_length=64, unique=True)
     title = models.CharField(max_length=200)
@@ -34,6 +43,26 @@ class Task(models.Model):
     calibration = models.JSONField(default=dict, blank=True)
     max_speedup_vs_compile = models.FloatField(default=2.0)
     bound = models.CharField(max_length=16, default="memory")
+    # "builtin", or where the site's own tasks came from ("kernelbench-level1", ...): the home
+    # page groups the tasks by it
+    track = models.CharField(max_length=64, default=BUILTIN, db_index=True)
+    format = models.CharField(max_length=16, choices=Format.choices, default=Format.FOLDER)
+    # the task's files, {relative path: text}, written read-only into the box of each evaluation;
+    # empty for a built-in task, which the evaluator holds itself
+    definition = models.JSONField(default=dict, blank=True)
+    # the work of each benchmark shape, {"cpu": [{"flops", "bytes"}], "cuda": [...]} parallel to
+    # bench_shapes: the floors are computed from it against the site's ceilings
+    work = models.JSONField(default=dict, blank=True)
+    output_dtype = models.CharField(max_length=32, blank=True)
+    has_params = models.BooleanField(default=False)  # a KernelBench Model with parameters: ModelNew
+    # test shapes drawn per evaluation: {"count": int, "families": [str]}, or null for none
+    hidden = models.JSONField(null=True, blank=True)
+    origin = models.CharField(max_length=500, blank=True)  # the path it was added from
+    added_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="+")
+    added_at = models.DateTimeField(null=True, blank=True)
+    # retired: out of the upload form and the API's uploads; its boards and pages stay
+    retired = models.BooleanField(default=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -52,6 +81,30 @@ class Task(models.Model):
         if device_type in self.floors:
             return self.floors[device_type]
         return self.floors.get(device_type.split(":", 1)[0], [])
+
+
+class TaskAddition(models.Model):
+    """A task file staff uploaded in the audit console: the worker reads it in a box (describe,
+    then triage on its own device) and stores what came of it, a line per problem."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"  # a box could not run: nothing was added
+
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    filename = models.CharField(max_length=255)
+    source = models.TextField()
+    track = models.CharField(max_length=64)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    lines = models.JSONField(default=list, blank=True)  # "added <name> (<track>)" / "refused <file>: <why>"
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
 
 
 class Submission(models.Model):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Window
+from django.db.models import Case, Count, F, OuterRef, Q, QuerySet, Subquery, When, Window
 from django.db.models.functions import Coalesce, RowNumber
 
 from leaderboard import scoring
@@ -60,7 +60,32 @@ def task_list_with_stats() -> QuerySet[Task]:
         ranked_count=Coalesce(Subquery(ranked), 0),
         best_speedup=Subquery(best.values("speedup_vs_compile")[:1]),
         best_device_type=Subquery(best.values("device_type")[:1]),
-    ).order_by("name")
+    ).order_by(Case(When(track=Task.BUILTIN, then=0), default=1), "track", "name")
+
+
+def task_tracks(tasks) -> list[dict]:
+    """Tasks in their tracks, built-in first, then each added track by name: [{"track", "label",
+    "tasks"}]; within a track by problem number (a KernelBench-style name's leading integer),
+    then name."""
+    groups: dict[str, list] = {}
+    for task in tasks:
+        groups.setdefault(task.track, []).append(task)
+
+    def number_first(task):
+        head = task.name.split("_", 1)[0]
+        return (int(head) if head.isdigit() else -1, task.name)
+
+    order = sorted(groups, key=lambda t: (t != Task.BUILTIN, t))
+    return [{"track": t, "label": track_label(t), "tasks": sorted(groups[t], key=number_first)} for t in order]
+
+
+def track_label(track: str) -> str:
+    """A track's name as the pages show it."""
+    if track == Task.BUILTIN:
+        return "Built-in tasks"
+    if track.startswith("kernelbench-level") and track[len("kernelbench-level"):].isdigit():
+        return f"KernelBench-style, level {track[len('kernelbench-level'):]}"
+    return f"Track {track}"
 
 
 def device_types_for_task(*, task: Task) -> list[str]:

@@ -10,8 +10,9 @@ directly. One module per domain:
 - pipeline: the message, the claim, the heartbeat, the stored result, the repair job;
 - audit: staff decisions and the owner's publication, each with its audit entry;
 - tokens: API keys;
-- catalog: Task rows from the evaluator's registry and the ruler's calibration (reference_source:
-  the reference code a task page shows);
+- catalog: Task rows from what the evaluator says of each task in a box (the built-in tasks, and
+  those staff add: describe, triage), retiring a task, and the ruler's calibration
+  (reference_source: the reference code of a task the tests hold in their own process);
 - competitions: creating and editing a competition, freezing its standings;
 - opencode: staff withholding a submission's code, or releasing it;
 - profiling: profile mode's rate limit, its stored .ncu-rep and who may have it;
@@ -21,7 +22,8 @@ These last four are imported as modules (`from leaderboard.services import compe
 """
 from leaderboard.services.audit import (submission_approve, submission_disqualify, submission_publish,
                                         submission_rerun, user_ban, user_unban)
-from leaderboard.services.catalog import task_record_calibration, task_sync
+from leaderboard.services.catalog import (task_add, task_addition_request, task_addition_run, task_record_calibration,
+                                          task_retire, task_store, task_sync, tasks_load_builtin, tasks_refloor)
 from leaderboard.services.errors import KeyReused, NotAllowed, QueueFull, RateLimited
 from leaderboard.services.idempotency import submission_create_once
 from leaderboard.services.pipeline import (fair_order, submission_claim, submission_claim_next,
@@ -39,5 +41,6 @@ __all__ = [
     "submission_create_once", "submission_disqualify", "submission_enqueue", "submission_fail", "submission_heartbeat",
     "submission_publish", "submission_release_for_retry", "submission_rerun", "submission_set_phase",
     "submission_store_result", "submissions_requeue_orphans", "submissions_requeue_stuck",
-    "task_record_calibration", "task_sync", "upload_allowance", "user_ban", "user_unban",
+    "task_add", "task_addition_request", "task_addition_run", "task_record_calibration", "task_retire", "task_store", "task_sync", "tasks_load_builtin",
+    "tasks_refloor", "upload_allowance", "user_ban", "user_unban",
 ]

@@ -125,9 +125,12 @@ def submission_create(
         try:
             task = Task.objects.get(name=_plain_text(task))
         except (Task.DoesNotExist, ValueError):
-            known = ", ".join(Task.objects.values_list("name", flat=True)) or "(none loaded)"
+            known = ", ".join(Task.objects.filter(retired=False).values_list("name", flat=True)) or "(none loaded)"
             raise ValidationError(f"Unknown task {str(task)[:64]!r}; known tasks: {known}.",
                                   code="unknown_task") from None
+    if task.retired:
+        raise ValidationError(f"Task {task.name!r} is retired: it takes no new uploads (its boards stay).",
+                              code="retired_task")
     if mode not in Submission.Mode.values:
         modes = ", ".join(repr(m) for m in Submission.Mode.values)
         raise ValidationError(f"Unknown mode {str(mode)[:20]!r}; use one of {modes}.", code="bad_mode")

@@ -64,7 +64,9 @@ class TaskChoiceField(forms.ModelChoiceField):
 
 class UploadForm(forms.Form):
     # no task is chosen for the user: a file sent to the first task in the list by accident is queued
-    task = TaskChoiceField(queryset=Task.objects.all(), to_field_name="name", empty_label="Choose a task")
+    # a retired task takes no uploads (the service refuses them too, for the API and the CLI)
+    task = TaskChoiceField(queryset=Task.objects.filter(retired=False), to_field_name="name",
+                           empty_label="Choose a task")
     # ranked is the default here as in the API, the CLI and manage.py evaluate: one default everywhere
     mode = forms.ChoiceField(
         choices=[(m, Submission.Mode(m).label) for m in ("ranked", "test", "profile")],
@@ -157,3 +159,32 @@ class AuditDecisionForm(forms.Form):
         if not reason:
             raise forms.ValidationError("Give a reason: it goes into the audit log.")
         return reason
+
+
+class TaskFileForm(forms.Form):
+    """One task file for the audit console: a KernelBench-style problem (.py). Only its text is
+    kept here; the worker reads it in a box."""
+
+    file = forms.FileField(label="Task file", help_text="A KernelBench-style problem: Model, get_inputs, "
+                                                        "get_init_inputs (a .py file of at most 1 MiB).")
+    track = forms.CharField(max_length=64, initial="added", help_text=(
+        'The track it joins: "added", or "kernelbench-level1" and the like for a level\'s problem.'))
+
+    MAX_BYTES = 1024 * 1024
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if not upload.name.lower().endswith(".py"):
+            raise forms.ValidationError("A task file is a .py file.")
+        if upload.size > self.MAX_BYTES:
+            raise forms.ValidationError(f"A task file is at most {self.MAX_BYTES:,} bytes.")
+        try:
+            text = upload.read(self.MAX_BYTES + 1).decode("utf-8")
+        except UnicodeDecodeError:
+            raise forms.ValidationError("The file is not UTF-8 text.") from None
+        if "\x00" in text:
+            raise forms.ValidationError("The file contains NUL bytes.")
+        return (upload.name.rsplit("/", 1)[-1], text)
+
+    def clean_track(self):
+        return self.cleaned_data["track"].strip().lower()

@@ -4,7 +4,7 @@ from django.urls import path
 from leaderboard.web.throttle import login_failed, throttled
 from leaderboard.web import profile_view
 from leaderboard.web.views import (
-    accounts, audit, compare, competition, console_competitions, home, scoring, submission, task, upload,
+    accounts, audit, compare, competition, console_competitions, console_tasks, home, scoring, submission, task, upload,
 )
 
 urlpatterns = [
@@ -21,6 +21,8 @@ urlpatterns = [
     path("audit/<int:pk>/", audit.item, name="audit_item"),
     path("audit/<int:pk>/decide/", audit.decide, name="audit_decide"),
     path("audit/<int:pk>/code/", console_competitions.code_decide, name="audit_code_decide"),
+    path("audit/tasks/", console_tasks.task_console, name="console_tasks"),
+    path("audit/tasks/<slug:name>/retire/", console_tasks.task_retire, name="console_task_retire"),
     path("audit/competitions/", console_competitions.competition_list, name="console_competitions"),
     path("audit/competitions/new/", console_competitions.competition_create, name="console_competition_create"),
     path("audit/competitions/<slug:slug>/edit/", console_competitions.competition_edit,

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard import scoring
 from leaderboard.client.output import verdict_lines
+from leaderboard.models import Task
 
 
 def rejected_report(problems: list[tuple[str, str]], *, task: str, mode: str, device: str) -> dict:
@@ -47,7 +48,10 @@ class Command(BaseCommand):
             report, result = rejected_report(problems, task=task, mode=mode, device=device), None
         else:
             try:
-                result = sandbox_evaluate(source=data, task=task, mode=mode, device=device)
+                # a task the site added brings its stored definition into the box
+                row = Task.objects.filter(name=task).only("definition").first()
+                result = sandbox_evaluate(source=data, task=task, mode=mode, device=device,
+                                          definition=row.definition if row else None)
             except SandboxError as exc:
                 raise CommandError(f"sandbox error (infrastructure, not the kernel): {exc}") from None
             report = result.report
@@ -57,7 +61,6 @@ class Command(BaseCommand):
 
     def _summary(self, report, result):
         from evaluator import time_split
-        from leaderboard.models import Task
 
         w = self.stdout.write
         w(f"task {report['task']}  mode {report['mode']}  device {report['device']}"

@@ -11,7 +11,7 @@ def _tasks_html() -> str:
     tasks = list(selectors.task_list_with_stats())
     for task in tasks:
         task.best_device_name = device_label(task.best_device_type or "")
-    return render_to_string("web/_home_tasks.html", {"tasks": tasks})
+    return render_to_string("web/_home_tasks.html", {"tracks": selectors.task_tracks(tasks), "tasks": tasks})
 
 
 @anonymous_page
