@@ -7,7 +7,7 @@ They hand its bytes to `task_command`, which writes them read-only at /tasks in 
 evaluations' own kind (image, binds, seccomp filter, limits) and reads back the JSON the evaluator
 wrote to /out, the one directory the box writes to the host.
 
-    task_command(kind="describe", files={"level1/19_ReLU.py": b"..."}, track="kernelbench-level1")
+    task_command(kind="describe", files={"level1/19_ReLU.py": b"..."})  # track: kernelbench-level1
     task_command(kind="describe", builtin=True)   # the evaluator's own built-in tasks
     task_command(kind="triage", files=..., device="cpu")
 
@@ -17,7 +17,6 @@ or malformed output) raise SandboxError; a broken task file is one entry of the 
 from __future__ import annotations
 
 import json
-import re
 
 from . import box as _box
 from .errors import SandboxError
@@ -28,28 +27,26 @@ from .run import choose_backend, run_box
 KINDS = {"describe": "tasks", "triage": "results"}
 # the evaluator's own tasks inside the box (the image's copy, or the host's bound read-only)
 BUILTIN_TASKS = f"{_box.EVALUATOR_ROOT}/evaluator/tasks/builtin"
-TRACK = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 OUTPUT_BYTES = 16 * 1024 * 1024  # a level of problems, each with its reference's source
 
 
-def task_argv(python: str, *, kind: str, paths: list[str], device: str, track: str | None) -> list[str]:
+def task_argv(python: str, *, kind: str, paths: list[str], device: str) -> list[str]:
+    # no --track: the evaluator names a task's track after the directory it is found in, in the
+    # box of an evaluation as here, so the caller lays the files out in their track's directory
     argv = [python, "-m", "evaluator", kind, *paths, "--json", _box.REPORT_FILE]
     if kind == "triage":
         argv += ["--device", device]
-    if track:
-        argv += ["--track", track]
     return argv
 
 
 def task_command(*, kind: str, files: dict[str, bytes] | None = None, paths: list[str] | None = None,
-                 builtin: bool = False, device: str = "cpu", track: str | None = None,
-                 backend: str | None = None, limits: Limits | None = None) -> dict:
+                 builtin: bool = False, device: str = "cpu", backend: str | None = None, limits: Limits | None = None) -> dict:
     """Run `python -m evaluator <kind>` in a box on `files` ({relative path: bytes}, read-only at
     /tasks) and return its parsed JSON. `paths` (relative to /tasks) are what the command is
     given, by default every top-level entry of `files` (a task folder, a problem file, or a
     directory of them); `builtin` adds the evaluator's own task directory."""
-    if kind not in KINDS or device not in ("cpu", "cuda") or (track is not None and not TRACK.match(track)):
-        raise ValueError(f"bad task command: kind={kind!r} device={device!r} track={track!r}")
+    if kind not in KINDS or device not in ("cpu", "cuda"):
+        raise ValueError(f"bad task command: kind={kind!r} device={device!r}")
     files = _box.check_task_files(files or {})
     if paths is None:
         paths = sorted({rel.split("/", 1)[0] for rel in files})
@@ -71,7 +68,7 @@ def task_command(*, kind: str, files: dict[str, bytes] | None = None, paths: lis
     outcome, data = run_box(
         chosen, source=b"", device=device if kind == "triage" else "cpu", limits=limits, collect=collect,
         task_files=files,
-        argv_for=lambda py: task_argv(py, kind=kind, paths=argv_paths, device=device, track=track))
+        argv_for=lambda py: task_argv(py, kind=kind, paths=argv_paths, device=device))
     if outcome.timed_out:
         raise SandboxError(f"evaluator {kind} ran out of time ({limits.time_limit_s:g} s)")
     if outcome.oom_killed:

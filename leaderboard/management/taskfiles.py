@@ -33,7 +33,7 @@ def folder_files(root: Path, *, prefix: str) -> dict[str, bytes]:
     return files
 
 
-def add_and_report(command, files: dict[str, bytes], *, track: str | None, device: str | None) -> list:
+def add_and_report(command, files: dict[str, bytes], *, track: str, device: str | None) -> list:
     """services.task_add over `files`, a line per problem on the command's output; CommandError
     (exit status 1) only when a box could not run."""
     from sandbox import SandboxError

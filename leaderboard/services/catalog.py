@@ -23,7 +23,9 @@ from leaderboard.models import Task, TaskAddition
 from leaderboard.services.reference_source import reference_source as source_of
 
 DEVICE_KINDS = ("cpu", "cuda")
-TRACK = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+TRACK = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")  # as describe names it
+# the tracks of added tasks: a KernelBench level's, or a plain name (not "builtin", not "level...")
+ADDED_TRACK_NAME = re.compile(r"^(kernelbench-level\d{1,3}|(?!level)[a-z0-9][a-z0-9_]{0,63})$")
 NAME = re.compile(r"^[a-z0-9][a-z0-9_]{0,63}$")
 MAX_TEXT = 200_000  # a description, a signature or a reference's source
 
@@ -296,17 +298,17 @@ def _locate(files: dict[str, bytes], rel: str, name: str) -> str | None:
 
 
 def definition_of(files: dict[str, bytes], rel: str) -> dict[str, str]:
-    """One task's files as the box of its evaluations gets them, relative to the directory it sat
-    in: a problem file with its siblings of the same stem (a tolerance override beside it), or a
-    task folder's files without its solutions/ (test data, never needed to judge)."""
-    parent = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""
+    """One task's files as the box of its evaluations gets them, relative to /tasks (its track's
+    directory kept: the evaluator names the track after it): a problem file with its siblings of
+    the same stem (a tolerance override beside it), or a task folder's files without its
+    solutions/ (test data, never needed to judge)."""
     if rel.endswith(".py") and rel in files:
         stem = rel[:-3]
         picked = [f for f in files if f == rel or (f.startswith(stem + ".") and "/" not in f[len(stem):])]
     else:
         picked = [f for f in files if f.startswith(rel + "/") and not f.startswith(rel + "/solutions/")
                   and "/__pycache__/" not in f]
-    return {f[len(parent):]: files[f].decode("utf-8") for f in sorted(picked)}
+    return {f: files[f].decode("utf-8") for f in sorted(picked)}
 
 
 def _rel_of(source: str) -> str | None:
@@ -317,84 +319,107 @@ def _rel_of(source: str) -> str | None:
     return source[len(prefix):] if isinstance(source, str) and source.startswith(prefix) else None
 
 
-def task_add(*, files: dict[str, bytes], track: str | None = None, device: str | None = None,
+def track_dir(track: str) -> str:
+    """The directory a track's files sit in inside the box: the evaluator names a task's track
+    after the directory it was found in (`level1/` gives `kernelbench-level1`, `added/` gives
+    `added`), in the box of an evaluation as in describe's."""
+    m = re.fullmatch(r"kernelbench-(level\d{1,3})", track)
+    return m.group(1) if m else track
+
+
+def check_added_track(track) -> str:
+    if not isinstance(track, str) or not ADDED_TRACK_NAME.match(track) or track == Task.BUILTIN:
+        raise ValidationError(f"Not a track for an added task: {track!r:.80} (kernelbench-levelN, or lowercase "
+                              "letters, digits and '_' not starting with 'level').", code="bad_track")
+    return track
+
+
+def task_add(*, files: dict[str, bytes], track: str, device: str | None = None,
              added_by=None, ceilings: dict | None = None) -> list[Outcome]:
-    """Add the tasks in `files` ({relative path: bytes}: a problem file, a task folder's files, or
-    a level's directory of them): describe in a box, then triage on the site's device for those
-    that describe read, then one row per task that passes both. One Outcome per problem, added or
-    refused with the reason. SandboxError when a box could not run (nothing is stored then)."""
-    if track is not None and (not TRACK.match(track) or track == Task.BUILTIN):
-        raise ValidationError(f"not a track for an added task: {track!r}")
+    """Add the tasks in `files` ({relative path: bytes}: problem files, task folders' files) to
+    `track`: describe in a box, then triage on the site's device for those describe read, then
+    one row per task that passes both (its definition: its own files). One Outcome per problem,
+    added or refused with the reason. SandboxError when a box could not run (nothing is stored
+    then)."""
+    check_added_track(track)
     for rel, data in files.items():
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
             raise ValidationError(f"{rel}: not UTF-8 text") from None
     device = device or judge_device()
-    described = _box("describe", files=files, track=track)
+    folder = track_dir(track)
+    boxed = {f"{folder}/{rel}": data for rel, data in files.items()}
+    described = _box("describe", files=boxed)
     outcomes: list[Outcome] = []
     for err in described["errors"]:
-        outcomes.append(Outcome(source=_shown(err.get("source")), name=_opt(err.get("name")),
+        outcomes.append(Outcome(source=_shown(err.get("source"), folder), name=_opt(err.get("name")),
                                 why=_one_line(err.get("error")) or "describe failed"))
     candidates = {}  # name -> (the file or folder it came from, the entry, its checked fields)
     for entry in described["tasks"]:
-        source = _shown(entry.get("source") if isinstance(entry, dict) else None)
+        source = _shown(entry.get("source") if isinstance(entry, dict) else None, folder)
         try:
             fields = entry_fields(entry)
         except EntryError as exc:
             outcomes.append(Outcome(source=source, name=_opt(entry.get("name")), why=f"describe's answer: {exc}"))
             continue
-        if fields["track"] == Task.BUILTIN:  # the evaluator's own directory is not in `files`
-            outcomes.append(Outcome(source=source, name=fields["name"], why="a built-in task: load_tasks keeps those"))
-            continue
         rel = _rel_of(entry.get("source"))
-        where = _locate(files, rel, fields["name"]) if rel is not None else None
+        where = _locate(boxed, rel, fields["name"]) if rel is not None else None
         if where is None:
             outcomes.append(Outcome(source=source, name=fields["name"],
                                     why="describe named a source that is none of the files given"))
             continue
+        if fields["track"] != track:
+            outcomes.append(Outcome(source=source, name=fields["name"],
+                                    why=f"describe put it in track {fields['track']!r}, not {track!r}"))
+            continue
         existing = Task.objects.filter(name=fields["name"]).first()
         if existing is not None:
-            outcomes.append(Outcome(source=where, name=fields["name"], why=(
+            outcomes.append(Outcome(source=source, name=fields["name"], why=(
                 f"a task named {fields['name']} is on the site already ({existing.track}"
                 f"{', retired' if existing.retired else ''}); nothing changed")))
             continue
         if fields["name"] in candidates:
-            outcomes.append(Outcome(source=where, name=fields["name"],
-                                    why=f"{candidates[fields['name']][0]} is named {fields['name']} too"))
+            outcomes.append(Outcome(source=source, name=fields["name"],
+                                    why=f"{_shown(candidates[fields['name']][0], folder)} is named {fields['name']} too"))
             continue
         candidates[fields["name"]] = (where, entry, fields)
     if candidates:
-        triaged = _box("triage", files=files, device=device,
-                       paths=sorted({w.split("/", 1)[0] for w, _, _ in candidates.values()}))
+        triaged = _box("triage", files=boxed, device=device, paths=[folder])
         by_name, by_source = {}, {}
         for row in triaged["results"] + [{**e, "ok": False, "reasons": [e.get("error")]} for e in triaged["errors"]]:
             if isinstance(row.get("name"), str):
                 by_name.setdefault(row["name"], row)
-            by_source.setdefault(_shown(row.get("source")), []).append(row)
+            by_source.setdefault(_rel_of(row.get("source")), []).append(row)
         for name, (where, entry, fields) in candidates.items():
+            source = _shown(where, folder)
             # by name first: a source may name the directory that held several problems
             row = by_name.get(name)
             if row is None and len(by_source.get(where, [])) == 1:
                 row = by_source[where][0]
             if row is None:
-                outcomes.append(Outcome(source=where, name=name, why="the triage gave no answer for it"))
+                outcomes.append(Outcome(source=source, name=name, why="the triage gave no answer for it"))
                 continue
             if row.get("ok") is not True:
                 reasons = [_one_line(r) for r in (row.get("reasons") or []) if _one_line(r)]
-                outcomes.append(Outcome(source=where, name=name, why=(
+                outcomes.append(Outcome(source=source, name=name, why=(
                     f"triage on {device}: " + ("; ".join(reasons) or "refused, no reason given"))))
                 continue
-            task, _ = task_store(entry=entry, definition=definition_of(files, where), ceilings=ceilings,
+            task, _ = task_store(entry=entry, definition=definition_of(boxed, where), ceilings=ceilings,
                                  added_by=added_by)
-            outcomes.append(Outcome(source=where, name=task.name, task=task))
+            outcomes.append(Outcome(source=source, name=task.name, task=task))
     return sorted(outcomes, key=lambda o: o.source)
 
 
-def _shown(source) -> str:
-    """A source path as people read it: the path it had on the site's side, not in the box."""
-    rel = _rel_of(source)
-    return rel if rel is not None else (source if isinstance(source, str) else "?")[:500]
+def _shown(source, folder: str) -> str:
+    """A source path as people read it: relative to the box's /tasks, a KernelBench level's
+    directory kept (`level1/19_ReLU.py`), another track's left out (the file as it was given)."""
+    rel = _rel_of(source) if isinstance(source, str) and source.startswith("/") else source
+    if not isinstance(rel, str):
+        return "?"
+    if not folder.startswith("level") and rel.startswith(folder + "/"):
+        rel = rel[len(folder) + 1:]
+    return rel[:500]
 
 
 def _opt(value):
@@ -473,8 +498,7 @@ def task_addition_request(*, user, filename: str, source: str, track: str = ADDE
     if not re.fullmatch(r"[A-Za-z0-9._-]{1,128}", filename) or not filename.endswith(".py"):
         raise ValidationError("A task file's name is letters, digits, '.', '_' or '-', ending in .py.",
                               code="bad_filename")
-    if not TRACK.match(track or "") or track == Task.BUILTIN:
-        raise ValidationError(f"Not a track for an added task: {track!r}.", code="bad_track")
+    check_added_track(track)
     with transaction.atomic():
         addition = TaskAddition.objects.create(requested_by=user, filename=filename, source=source, track=track)
         transaction.on_commit(lambda: _send(addition))

@@ -168,7 +168,8 @@ class TaskFileForm(forms.Form):
     file = forms.FileField(label="Task file", help_text="A KernelBench-style problem: Model, get_inputs, "
                                                         "get_init_inputs (a .py file of at most 1 MiB).")
     track = forms.CharField(max_length=64, initial="added", help_text=(
-        'The track it joins: "added", or "kernelbench-level1" and the like for a level\'s problem.'))
+        'The track it joins: "added", or "kernelbench-level1" and the like for a level\'s problem '
+        "(the page groups tasks by track)."))
 
     MAX_BYTES = 1024 * 1024
 

@@ -37,6 +37,19 @@ def require_sandbox():
     _require(ok, "a sandbox backend (Docker or bubblewrap)")
 
 
+@pytest.fixture(scope="session")
+def require_task_commands():
+    """`python -m evaluator describe` and `triage`, which the site runs in the box to add a task."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    found = all(subprocess.run([sys.executable, "-m", "evaluator", kind, "--help"], cwd=root, capture_output=True,
+                               timeout=120).returncode == 0 for kind in ("describe", "triage"))
+    _require(found, "the evaluator's describe and triage commands")
+
+
 @pytest.fixture
 def redis_client():
     client = redis.Redis.from_url(django_settings.CELERY_BROKER_URL, socket_connect_timeout=2)

@@ -53,12 +53,12 @@ class Command(BaseCommand):
         only_set = {o.strip().lower() for o in only.split(",") if o.strip()}
         only_set = {str(int(o)) if o.isdigit() else o for o in only_set}
         for number, path in levels:
-            files = {f"{path.name}/{f.name}": f.read_bytes() for f in sorted(path.iterdir())
+            files = {f.name: f.read_bytes() for f in sorted(path.iterdir())
                      if f.is_file() and f.suffix == ".py" and wanted(f.name, only_set)}
             # a problem's own overrides beside it (19_ReLU.toml): travel with it
             stems = {name.rsplit(".", 1)[0] for name in files}
-            files.update({f"{path.name}/{f.name}": f.read_bytes() for f in sorted(path.iterdir())
-                          if f.is_file() and f.suffix == ".toml" and f"{path.name}/{f.stem}" in stems})
+            files.update({f.name: f.read_bytes() for f in sorted(path.iterdir())
+                          if f.is_file() and f.suffix == ".toml" and f.stem in stems})
             if not any(name.endswith(".py") for name in files):
                 continue
             add_and_report(self, files, track=f"kernelbench-level{number}", device=device)
