@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from leaderboard import scoring
 from leaderboard.models import Task, TaskAddition
+from leaderboard.services.reference_source import reference_in_text
 from leaderboard.services.reference_source import reference_source as source_of
 
 DEVICE_KINDS = ("cpu", "cuda")
@@ -118,7 +119,7 @@ def entry_fields(entry: dict) -> dict:
         "title": _text(entry, "title", limit=200) or name,
         "description": _text(entry, "description", required=False),
         "signature": _text(entry, "signature", required=False),
-        "reference_source": _text(entry, "reference_source", required=False),
+        "reference_source": _shown_reference(fmt, _text(entry, "reference_source", required=False)),
         "input_names": inputs,
         "output_dtype": _text(entry, "output_dtype", limit=32, required=False),
         "test_shapes": [_shape(s, "test_shapes") for s in tests],
@@ -133,6 +134,15 @@ def entry_fields(entry: dict) -> dict:
         "hidden": hidden,
         "origin": _text(entry, "source", limit=500, required=False),
     }
+
+
+def _shown_reference(fmt: str, text: str) -> str:
+    """What a task page shows as the reference: of a folder task's reference.py, its `reference`
+    and the helpers and constants it uses (not the input maker); a KernelBench-style file whole
+    (its Model, get_inputs and shape constants are the problem)."""
+    if fmt == Task.Format.FOLDER:
+        return reference_in_text(text) or text
+    return text
 
 
 def site_ceilings(cpu: dict | None = None) -> dict:
@@ -179,15 +189,18 @@ def spec_entry(spec) -> dict:
         # with the module's helpers and constants it uses (transformer_block's _block)
         reference_source = source_of(spec.reference)
     except (OSError, TypeError):
-        reference_source = ""
+        reference_source = getattr(spec, "reference_text", "") or ""
     bench = {"cpu": [dict(s) for s in spec.bench_shapes_cpu], "cuda": [dict(s) for s in spec.bench_shapes_gpu]}
     hidden = getattr(spec, "hidden", None)
+    if hidden is not None:
+        hidden = hidden.summary() if hasattr(hidden, "summary") else {"count": hidden.count,
+                                                                       "families": list(hidden.families)}
     return {
         "name": spec.name, "format": "folder", "source": "", "track": Task.BUILTIN, "title": spec.title,
         "description": spec.description, "signature": spec.signature, "reference_source": reference_source,
         "input_names": list(spec.input_names), "output_dtype": str(getattr(spec, "output_dtype", "")).replace("torch.", ""),
         "test_shapes": [dict(s) for s in spec.test_shapes],
-        "hidden": {"count": hidden.count, "families": list(hidden.families)} if hidden else None,
+        "hidden": hidden,
         "bench_shapes": bench,
         "work": {k: [{"flops": float(spec.flops(s)), "bytes": float(spec.bytes_moved(s))} for s in shapes]
                  for k, shapes in bench.items()},

@@ -20,13 +20,23 @@ def reference_source(func) -> str:
     own = inspect.getsource(func)
     try:
         text = "".join(linecache.getlines(inspect.getsourcefile(func), func.__globals__))
+    except (OSError, TypeError, AttributeError):
+        return own
+    return reference_in_text(text, func.__name__) or own
+
+
+def reference_in_text(text: str, name: str = "reference") -> str | None:
+    """The function `name` of a module's source and what it uses of the module, in module order;
+    None when the text does not parse or defines no such function. Read with ast, never run: a
+    folder task's reference.py as describe hands it over is shown this way."""
+    try:
         tree = parse_python(text)
-    except (OSError, TypeError, SyntaxError, AttributeError):
-        return own
+    except (SyntaxError, ValueError):
+        return None
     defined = _top_level_definitions(tree)
-    start = defined.get(func.__name__)
+    start = defined.get(name)
     if not isinstance(start, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return own
+        return None
     wanted = _used_definitions(start, defined)
     lines = text.splitlines()
     out = ""

@@ -62,3 +62,15 @@ def test_transformer_blocks_reference_shows_block():
     assert "def make_inputs" not in shown and "reference_fp32" not in shown
     services.task_sync(spec=get_task("softmax"))
     assert Task.objects.get(name="softmax").reference_source.startswith("def reference(x: torch.Tensor)")
+
+
+def test_a_folder_tasks_reference_as_describe_hands_it_over_is_read_without_running_it():
+    """describe gives a folder task's reference.py as text: the site keeps its `reference` and what
+    that uses, read with ast (the text below would fail if it ran: `boom` is never defined)."""
+    from leaderboard.services.reference_source import reference_in_text
+
+    text = ("import torch\n\nSCALE = 2.0\nUNUSED = boom()\n\n\ndef _helper(x):\n    return x * SCALE\n\n\n"
+            "def reference(x):\n    return _helper(x)\n\n\ndef make_inputs(shape, seed, device):\n    return boom\n")
+    shown = reference_in_text(text)
+    assert shown == "SCALE = 2.0\n\n\ndef _helper(x):\n    return x * SCALE\n\n\ndef reference(x):\n    return _helper(x)\n"
+    assert reference_in_text("def other():\n    pass\n") is None and reference_in_text("def (") is None
