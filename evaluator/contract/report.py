@@ -24,7 +24,7 @@ REJECT_CODES = (
     "bad_upload", "no_custom_kernel", "import_error", "crash", "timeout", "out_of_memory",
     "needs_gpu", "protocol", "wrong_type", "wrong_dtype", "wrong_shape", "wrong_device", "mismatch",
     "nonfinite", "aliases_input", "aliases_output", "input_modified", "deferred_write",
-    "nondeterministic", "sandbox",
+    "nondeterministic", "sandbox", "params_mismatch",
 )
 FLAG_CODES = (
     "below_floor", "clock_disagreement", "too_fast_vs_compile", "suspicious_source",
@@ -246,8 +246,14 @@ def _shape_row(row, where: str) -> dict:
 
 def _test_row(row, where: str) -> dict:
     _dict(row, where, 8)
-    if set(row) - {"shape", "passed", "max_abs_err", "message"}:
+    if set(row) - {"shape", "passed", "max_abs_err", "message", "family", "hidden"}:
         _fail(where, "unknown keys")
+    family = row.get("family")
+    if family is not None and not (isinstance(family, str) and 0 < len(family) <= 40
+                                   and family.replace("_", "").isalnum()):
+        _fail(f"{where}.family", "must be a short name or null")
+    if not isinstance(row.get("hidden", False), bool):
+        _fail(f"{where}.hidden", "must be a boolean")
     if not isinstance(row.get("passed"), bool):
         _fail(f"{where}.passed", "must be a boolean")
     err = row.get("max_abs_err")
@@ -259,6 +265,10 @@ def _test_row(row, where: str) -> dict:
         # inf / nan errors are written as null
         "max_abs_err": float(err) if err is not None and math.isfinite(float(err)) else None,
         "message": _text(row.get("message", ""), f"{where}.message"),
+        # a shape drawn for this evaluation (not one of the task's public ones), and the
+        # adversarial input family it was drawn for: written only when set
+        **({"hidden": True} if row.get("hidden") else {}),
+        **({"family": family} if family else {}),
     }
 
 

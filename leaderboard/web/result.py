@@ -18,7 +18,8 @@ from leaderboard.templatetags.numbers import significant
 # Every reason code in words, for the owner and the auditor: what the judge saw and what it means.
 REASON_WORDS = {
     "bad_upload": "The file could not be read as a Python module.",
-    "no_custom_kernel": "The file defines no top-level custom_kernel.",
+    "no_custom_kernel": "The file defines no top-level custom_kernel (or ModelNew, for a KernelBench-style task).",
+    "params_mismatch": "ModelNew's parameters do not match the reference Model's (names or shapes).",
     "import_error": "Importing the file failed.",
     "crash": "The kernel crashed.",
     "timeout": "The run went past its time limit.",

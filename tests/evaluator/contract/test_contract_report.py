@@ -76,7 +76,7 @@ def test_the_verdict_follows_from_the_codes():
         "mismatch", "nonfinite", "aliases_input", "aliases_output", "input_modified",
         "deferred_write", "nondeterministic", "below_floor", "clock_disagreement",
         "too_fast_vs_compile", "suspicious_source", "no_kernel_launched", "extra_threads", "sandbox",
-        "sanitizer", "gpu_throttled"}
+        "sanitizer", "gpu_throttled", "params_mismatch"}
 
 
 def test_the_spread_of_timed_calls_is_optional_and_checked():
