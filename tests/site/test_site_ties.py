@@ -126,3 +126,17 @@ def test_the_cli_says_tie_with_torch_compile(live_server, task, owner):
     assert "speedup_vs_compile: 1.20x (faster than torch.compile: 1.17x to 1.23x)" in cli("show", win.pk)
     listed = {line.split()[0]: line for line in cli("list").splitlines() if line.startswith("#")}
     assert "1.00x tie" in listed[f"#{tie.pk}"] and "tie" not in listed[f"#{win.pk}"]
+
+
+def test_the_migration_fills_the_results_stored_before_it(task, people):
+    import importlib
+
+    from django.apps import apps
+
+    tie = make_done(task, people[0], speedup=1.01)
+    win = make_done(task, people[1], speedup=1.2)
+    test_run = make_done(task, people[2], mode="test")
+    Submission.objects.update(vs_compile="", vs_compile_low=None, vs_compile_high=None, board_speedup=None)
+    importlib.import_module("leaderboard.migrations.0013_ties").fill(apps, None)
+    got = {s.pk: (s.vs_compile, s.board_speedup) for s in Submission.objects.all()}
+    assert got == {tie.pk: ("tie", 1.0), win.pk: ("faster", 1.2), test_run.pk: ("", None)}
