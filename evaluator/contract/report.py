@@ -122,7 +122,15 @@ SHAPE_SPREAD = tuple(f"{side}_{q}_ms" for side in ("candidate", "eager", "compil
 # fixed overhead of a batch taken off the candidate's windows (ms per batch), and the timed rounds
 # left out of the score because they ran beside other work on the GPU (touched.py). The judge writes no
 # after_stream_ms; stored reports of the per-call clock carry it, and the site still shows them.
-SHAPE_OPTIONAL = SHAPE_SPREAD + ("calls_per_batch", "batches", "overhead_ms", "rounds_left_out", "after_stream_ms")
+# How sure the shape's speedup over torch.compile is (timed.ratio_rel_se): the relative standard
+# error of the median of its per-round ratios (null from fewer than two rounds), and how many
+# rounds gave a ratio. Optional: older stored reports lack them, and the site's tie rule then
+# uses the ruler's band alone (leaderboard/scoring.py, vs_compile).
+SHAPE_SPEEDUP_SPREAD = ("speedup_vs_compile_rel_se", "speedup_rounds")
+SHAPE_OPTIONAL = SHAPE_SPREAD + SHAPE_SPEEDUP_SPREAD + (
+    "calls_per_batch", "batches", "overhead_ms", "rounds_left_out", "after_stream_ms")
+# a relative standard error above this is no reading of a speedup (a ratio's own spread of 100x)
+MAX_REL_SE = 100.0
 
 
 def validate(obj) -> dict:
@@ -241,6 +249,13 @@ def _shape_row(row, where: str) -> dict:
     for key in SHAPE_OPTIONAL:
         if key in row:
             clean[key] = _number(row[key], f"{where}.{key}")
+    if clean.get("speedup_vs_compile_rel_se") is not None and clean["speedup_vs_compile_rel_se"] > MAX_REL_SE:
+        _fail(f"{where}.speedup_vs_compile_rel_se", f"must be at most {MAX_REL_SE:g}")
+    rounds = row.get("speedup_rounds")
+    if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int) or rounds > 100_000):
+        _fail(f"{where}.speedup_rounds", "must be a small non-negative integer or null")
+    if rounds is not None:
+        clean["speedup_rounds"] = rounds
     return clean
 
 
