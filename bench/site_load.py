@@ -117,7 +117,7 @@ def seed(n_submissions: int, n_users: int, reseed: bool) -> dict:
     from django.db import connection
 
     from evaluator.tasks import TASKS
-    from leaderboard import services
+    from leaderboard import scoring, services
     from leaderboard.models import Submission
 
     call_command("migrate", verbosity=0)
@@ -198,6 +198,8 @@ def seed(n_submissions: int, n_users: int, reseed: bool) -> dict:
             reasons=(report or {}).get("reasons", []), reason_codes=(report or {}).get("reason_codes", []),
             report=report, logs="compiled 1 kernel\n" if report else "",
             speedup_vs_compile=speedup, speedup_vs_eager=speedup * 1.7 if speedup else None,
+            # the tie rule's fields, as the worker's store would write them (no calibration here)
+            **scoring.tie_fields(speedup=speedup, shapes=shapes, device_type=device_type, calibration=None),
             pct_of_floor=60.0 * rng.uniform(0.5, 1.5) if scored else None,
             gpu_name="NVIDIA H200" if kind == "cuda" and report else "",
             versions=(report or {}).get("versions", {}), celery_task_id=uuid.uuid4().hex,
@@ -444,6 +446,7 @@ class Churn:
         from django.contrib.auth import get_user_model
         from django.db import connection
 
+        from leaderboard import scoring
         from leaderboard.models import Submission, Task
 
         task = Task.objects.get(name="softmax")
@@ -457,6 +460,7 @@ class Churn:
                     user=rng.choice(users), task=task, mode="ranked", device_type="cuda:NVIDIA H200",
                     source=KERNEL, filename="churn.py", status="done", verdict="verified",
                     speedup_vs_compile=speedup, speedup_vs_eager=speedup * 1.7, pct_of_floor=60.0,
+                    **scoring.tie_fields(speedup=speedup, shapes=[], device_type="cuda:NVIDIA H200", calibration=None),
                     gpu_name="NVIDIA H200", celery_task_id=uuid.uuid4().hex, attempts=1,
                     started_at=now, finished_at=now, results_stored=1,
                 )

@@ -69,7 +69,15 @@ def main(argv=None) -> int:
     warm.add_argument("--device", choices=("cpu", "cuda"))
     warm.add_argument("--task", action="append", help="only this task (repeatable; default: all)")
     warm.add_argument("--json", metavar="OUT", help="write the results here as a JSON list")
-    sub.add_parser("tasks", help="list the tasks")
+    sub.add_parser("tasks", help="list the tasks, where each comes from, and those that fail to load")
+    desc = sub.add_parser("describe", help="what the site stores of each task (tasks/describe.py)")
+    desc.add_argument("paths", nargs="*", metavar="PATH", help="a task folder, a problem file or a directory "
+                      "of them (default: every task found)")
+    desc.add_argument("--json", metavar="OUT", required=True)
+    tri = sub.add_parser("triage", help="run each problem once and refuse those that cannot be judged (tasks/triage.py)")
+    tri.add_argument("paths", nargs="+", metavar="PATH")
+    tri.add_argument("--device", choices=("cpu", "cuda"))
+    tri.add_argument("--json", metavar="OUT", required=True)
     args = p.parse_args(argv)
     try:
         if args.command == "run":
@@ -78,6 +86,10 @@ def main(argv=None) -> int:
             return _calibrate(args)
         if args.command == "warm":
             return _warm(args)
+        if args.command == "describe":
+            return _describe(args)
+        if args.command == "triage":
+            return _triage(args)
         return _tasks()
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -163,9 +175,10 @@ def summary(r: dict) -> str:
     tests = r.get("tests", [])
     if tests:
         passed = sum(t["passed"] for t in tests)
-        total = _test_shape_count(r["task"]) or len(tests)
-        stopped = f" (stopped at the first failure: {total - len(tests)} not run)" if len(tests) < total else ""
-        lines.append(f"  tests: {passed} of {total} shapes passed{stopped}")
+        # the hidden shapes are drawn per evaluation: the judge stops at the first failure, and
+        # how many were left is not told
+        stopped = " (stopped at the first failure)" if passed < len(tests) else ""
+        lines.append(f"  tests: {passed} of {len(tests)} shapes passed{stopped}")
     for code, reason in zip(r["reason_codes"], r["reasons"]):
         lines.append(f"  - [{code}] {reason}")
     if r.get("profile"):
@@ -175,15 +188,6 @@ def summary(r: dict) -> str:
     phases = r.get("phases", {})
     lines.append("  time: " + time_split(phases))
     return "\n".join(lines)
-
-
-def _test_shape_count(name: str) -> int | None:
-    from evaluator.tasks import get_task
-
-    try:
-        return len(get_task(name).test_shapes)
-    except KeyError:
-        return None
 
 
 def _ms(x) -> str:
@@ -209,8 +213,45 @@ def _calibrate(args) -> int:
 
 
 def _tasks() -> int:
-    from evaluator.tasks import TASKS
+    """Every task with its track and where it came from; a task that fails to load is listed with
+    its error (exit status 1 then), never hiding the others."""
+    from evaluator.tasks import TASKS, errors, sources
 
-    for name, task in sorted(TASKS.items()):
-        print(f"{name:22s} {task.title}")
+    failed = 0
+    for name, source in sorted(sources().items()):
+        try:
+            title = TASKS[name].title
+        except KeyError:
+            failed += 1
+            title = "(does not load)"
+        print(f"{name:28s} {source.track:20s} {title}  [{source.path}]")
+    for path, error in sorted(errors().items()):
+        print(f"error: {path}: {error}", file=sys.stderr)
+    return 1 if failed or errors() else 0
+
+
+def _describe(args) -> int:
+    from evaluator.tasks.describe import describe
+
+    try:
+        data = describe(args.paths)
+    except FileNotFoundError as e:
+        raise UsageError(str(e)) from None
+    write_atomic(args.json, json.dumps(data, indent=1))
+    print(f"{len(data['tasks'])} tasks described, {len(data['errors'])} failed to load", file=sys.stderr)
+    return 0
+
+
+def _triage(args) -> int:
+    from evaluator.tasks.triage import triage
+
+    try:
+        data = triage(args.paths, _device(args.device))
+    except FileNotFoundError as e:
+        raise UsageError(str(e)) from None
+    write_atomic(args.json, json.dumps(data, indent=1))
+    for r in data["results"]:
+        print(f"{'ok' if r['ok'] else 'refused'} {r['name']}" + ("" if r["ok"] else ": " + "; ".join(r["reasons"])))
+    for e in data["errors"]:
+        print(f"refused {e['source']}: {e['error']}")
     return 0

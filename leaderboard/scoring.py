@@ -125,3 +125,80 @@ def calibration_ok(*, device_type: str, reference_vs_eager, compile_vs_compile) 
     tol = CALIBRATION_TOLERANCE[device_kind(device_type)]
     return all(isinstance(v, (int, float)) and math.isfinite(v) and abs(v - 1.0) <= tol
                for v in (reference_vs_eager, compile_vs_compile))
+
+
+# ---- ties with torch.compile ---------------------------------------------------------------------
+
+# How many standard errors of the per-round spread the interval spans each side (about 95 %).
+TIE_SPREAD_Z = 2.0
+# Floating-point slack at the interval's ends: a speedup exactly at the band's edge is a tie.
+TIE_EDGE = 1e-9
+VS_COMPILE = ("faster", "tie", "slower")
+
+
+def calibration_band(*, device_type: str, calibration: dict | None) -> dict:
+    """How far the ruler reads off 1.00 on this device type, for the tie rule: {"band", "source"}.
+    A task calibrated on exactly this device type (both readings within CALIBRATION_TOLERANCE,
+    `ok`) has its measured |compile_vs_compile - 1|: torch.compile timed against itself is the
+    same comparison a score makes, so that reading is the ruler's own error there
+    ("calibration"). Otherwise, uncalibrated, failed or never measured, the device kind's
+    CALIBRATION_TOLERANCE, the error the pages already say such speedups carry ("tolerance")."""
+    entry = calibration or {}
+    reading = entry.get("compile_vs_compile")
+    if entry.get("ok") and isinstance(reading, (int, float)) and math.isfinite(reading):
+        return {"band": abs(reading - 1.0), "source": "calibration"}
+    return {"band": CALIBRATION_TOLERANCE[device_kind(device_type)], "source": "tolerance"}
+
+
+def speedup_rel_se(shapes) -> float | None:
+    """The relative standard error of the overall speedup over torch.compile, from each benchmark
+    shape's `speedup_vs_compile_rel_se` (the judge's spread of its per-round ratios). The score is
+    the geometric mean of the n shapes' speedups, so its log is their logs' mean, whose error is
+    sqrt(sum se_i^2) / n for shapes timed independently. None when any shape lacks a spread (an
+    older report, a shape of one round): the interval is then the band alone."""
+    rows = [r for r in shapes or [] if isinstance(r, dict)]
+    ses = [r.get("speedup_vs_compile_rel_se") for r in rows]
+    if not ses or any(not isinstance(se, (int, float)) or not math.isfinite(se) or se < 0 for se in ses):
+        return None
+    return math.sqrt(sum(se * se for se in ses)) / len(ses)
+
+
+def vs_compile(*, speedup, shapes, band: float) -> dict | None:
+    """Whether a result beats torch.compile, ties with it or loses, by the ruler's own noise.
+
+    The interval is speedup ± (band + TIE_SPREAD_Z * speedup * rel_se): `band` is the ruler's
+    error on this device type (calibration_band), which no number of rounds removes; rel_se is the
+    evaluation's own round-to-round spread (speedup_rel_se), left out when the report has none. A
+    result whose interval contains 1.00, ends included, is a "tie"; above it "faster", below it
+    "slower". Returns {"vs_compile", "low", "high", "half_width", "rel_se"}, or None for a result
+    without a speedup."""
+    if not isinstance(speedup, (int, float)) or not math.isfinite(speedup) or speedup <= 0:
+        return None
+    rel_se = speedup_rel_se(shapes)
+    half = band + (TIE_SPREAD_Z * speedup * rel_se if rel_se is not None else 0.0)
+    low, high = max(speedup - half, 0.0), speedup + half
+    if low > 1.0 + TIE_EDGE:
+        word = "faster"
+    elif high < 1.0 - TIE_EDGE:
+        word = "slower"
+    else:
+        word = "tie"
+    return {"vs_compile": word, "low": low, "high": high, "half_width": half, "rel_se": rel_se}
+
+
+def board_speedup(speedup, word: str | None):
+    """What a board orders by: a tie ranks at 1.00 (its own speedup is no evidence of a win or a
+    loss), every other result at its speedup."""
+    return 1.0 if word == "tie" else speedup
+
+
+def tie_fields(*, speedup, shapes, device_type: str, calibration: dict | None) -> dict:
+    """The Submission fields of the tie rule for a scored result (vs_compile, vs_compile_low,
+    vs_compile_high, board_speedup), from its speedup, its report's benchmark rows and its task's
+    calibration entry on its device type; the empty values for a result without a speedup."""
+    band = calibration_band(device_type=device_type, calibration=calibration)["band"]
+    found = vs_compile(speedup=speedup, shapes=shapes, band=band)
+    if found is None:
+        return {"vs_compile": "", "vs_compile_low": None, "vs_compile_high": None, "board_speedup": None}
+    return {"vs_compile": found["vs_compile"], "vs_compile_low": found["low"], "vs_compile_high": found["high"],
+            "board_speedup": board_speedup(speedup, found["vs_compile"])}

@@ -17,7 +17,7 @@ from evaluator.common import fastcheck
 RUNNER_PROBLEMS = ("wrong_type", "wrong_device", "aliases_input", "aliases_output", "input_modified",
                    "deferred_write")
 # failures the runner may report instead of a result
-RUNNER_ERRORS = ("import_error", "no_custom_kernel", "crash", "out_of_memory")
+RUNNER_ERRORS = ("import_error", "no_custom_kernel", "crash", "out_of_memory", "params_mismatch")
 
 # two calls on the same input may differ by at most this fraction of the task tolerance
 # (atomics may reorder additions; anything larger is not the same answer)
@@ -95,6 +95,10 @@ def from_bytes(raw: torch.Tensor, dtype: torch.dtype, shape: tuple, device: str)
     hence always copied)."""
     if raw.numel() == 0:
         return torch.empty(shape, dtype=dtype, device=device)
+    size = torch.empty((), dtype=dtype).element_size()
+    if raw.storage_offset() % size:
+        # packed behind a tensor of a smaller dtype (a bool mask, then int64 indices)
+        raw = raw.clone()
     t = raw.view(dtype).reshape(shape)
     return t.to(device) if device != "cpu" else t.clone()
 

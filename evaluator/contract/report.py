@@ -24,7 +24,7 @@ REJECT_CODES = (
     "bad_upload", "no_custom_kernel", "import_error", "crash", "timeout", "out_of_memory",
     "needs_gpu", "protocol", "wrong_type", "wrong_dtype", "wrong_shape", "wrong_device", "mismatch",
     "nonfinite", "aliases_input", "aliases_output", "input_modified", "deferred_write",
-    "nondeterministic", "sandbox",
+    "nondeterministic", "sandbox", "params_mismatch",
 )
 FLAG_CODES = (
     "below_floor", "clock_disagreement", "too_fast_vs_compile", "suspicious_source",
@@ -122,7 +122,15 @@ SHAPE_SPREAD = tuple(f"{side}_{q}_ms" for side in ("candidate", "eager", "compil
 # fixed overhead of a batch taken off the candidate's windows (ms per batch), and the timed rounds
 # left out of the score because they ran beside other work on the GPU (touched.py). The judge writes no
 # after_stream_ms; stored reports of the per-call clock carry it, and the site still shows them.
-SHAPE_OPTIONAL = SHAPE_SPREAD + ("calls_per_batch", "batches", "overhead_ms", "rounds_left_out", "after_stream_ms")
+# How sure the shape's speedup over torch.compile is (timed.ratio_rel_se): the relative standard
+# error of the median of its per-round ratios (null from fewer than two rounds), and how many
+# rounds gave a ratio. Optional: older stored reports lack them, and the site's tie rule then
+# uses the ruler's band alone (leaderboard/scoring.py, vs_compile).
+SHAPE_SPEEDUP_SPREAD = ("speedup_vs_compile_rel_se", "speedup_rounds")
+SHAPE_OPTIONAL = SHAPE_SPREAD + SHAPE_SPEEDUP_SPREAD + (
+    "calls_per_batch", "batches", "overhead_ms", "rounds_left_out", "after_stream_ms")
+# a relative standard error above this is no reading of a speedup (a ratio's own spread of 100x)
+MAX_REL_SE = 100.0
 
 
 def validate(obj) -> dict:
@@ -241,13 +249,26 @@ def _shape_row(row, where: str) -> dict:
     for key in SHAPE_OPTIONAL:
         if key in row:
             clean[key] = _number(row[key], f"{where}.{key}")
+    if clean.get("speedup_vs_compile_rel_se") is not None and clean["speedup_vs_compile_rel_se"] > MAX_REL_SE:
+        _fail(f"{where}.speedup_vs_compile_rel_se", f"must be at most {MAX_REL_SE:g}")
+    rounds = row.get("speedup_rounds")
+    if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int) or rounds > 100_000):
+        _fail(f"{where}.speedup_rounds", "must be a small non-negative integer or null")
+    if rounds is not None:
+        clean["speedup_rounds"] = rounds
     return clean
 
 
 def _test_row(row, where: str) -> dict:
     _dict(row, where, 8)
-    if set(row) - {"shape", "passed", "max_abs_err", "message"}:
+    if set(row) - {"shape", "passed", "max_abs_err", "message", "family", "hidden"}:
         _fail(where, "unknown keys")
+    family = row.get("family")
+    if family is not None and not (isinstance(family, str) and 0 < len(family) <= 40
+                                   and family.replace("_", "").isalnum()):
+        _fail(f"{where}.family", "must be a short name or null")
+    if not isinstance(row.get("hidden", False), bool):
+        _fail(f"{where}.hidden", "must be a boolean")
     if not isinstance(row.get("passed"), bool):
         _fail(f"{where}.passed", "must be a boolean")
     err = row.get("max_abs_err")
@@ -259,6 +280,10 @@ def _test_row(row, where: str) -> dict:
         # inf / nan errors are written as null
         "max_abs_err": float(err) if err is not None and math.isfinite(float(err)) else None,
         "message": _text(row.get("message", ""), f"{where}.message"),
+        # a shape drawn for this evaluation (not one of the task's public ones), and the
+        # adversarial input family it was drawn for: written only when set
+        **({"hidden": True} if row.get("hidden") else {}),
+        **({"family": family} if family else {}),
     }
 
 

@@ -9,6 +9,8 @@ import threading
 
 MAX_BYTES = 256 * 1024
 ENTRY = "custom_kernel"
+# a KernelBench-style problem's submission may be a class instead (evaluator/tasks/kernelbench.py)
+ENTRIES = (ENTRY, "ModelNew")
 
 # CPython 3.11 keeps the AST builder's recursion count in one place per interpreter, and a parse
 # that starts in another thread while one is half-built (its thread gave up the lock in a garbage
@@ -44,7 +46,8 @@ def check_upload(data: bytes | str) -> list[tuple[str, str]]:
     except (ValueError, RecursionError, MemoryError) as e:
         return [("bad_upload", f"the file is not valid Python: {type(e).__name__}")]
     if not defines_entry(tree):
-        return [("no_custom_kernel", f"the file does not define a top-level `{ENTRY}`")]
+        return [("no_custom_kernel", f"the file does not define a top-level `{ENTRY}` "
+                                     "(or, for a KernelBench-style task, a class `ModelNew`)")]
     return []
 
 
@@ -73,23 +76,23 @@ def _top_level(body):
             yield from _top_level(node.body)
 
 
-def _binds_entry(node: ast.AST) -> bool:
+def _binds_entry(node: ast.AST, names=ENTRIES) -> bool:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return node.name == ENTRY
+        return node.name in names
     if isinstance(node, ast.Assign):
-        return any(_names_entry(t) for t in node.targets)
+        return any(_names_entry(t, names) for t in node.targets)
     if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-        return _names_entry(node.target)
+        return _names_entry(node.target, names)
     if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return any((alias.asname or alias.name) == ENTRY for alias in node.names)
+        return any((alias.asname or alias.name) in names for alias in node.names)
     return False
 
 
-def _names_entry(target: ast.AST) -> bool:
+def _names_entry(target: ast.AST, names=ENTRIES) -> bool:
     if isinstance(target, ast.Name):
-        return target.id == ENTRY
+        return target.id in names
     if isinstance(target, (ast.Tuple, ast.List)):
-        return any(_names_entry(t) for t in target.elts)
+        return any(_names_entry(t, names) for t in target.elts)
     return False
 
 
@@ -117,7 +120,7 @@ def _entry_arguments(tree: ast.Module) -> ast.arguments | None:
     """The parameters of the one top-level binding of `custom_kernel` when it is a plain `def` or a
     lambda; None where a decorator, a second binding, an import or an assignment of another object
     makes what it accepts known only by running the file."""
-    bindings = [node for node in _top_level(tree.body) if _binds_entry(node)]
+    bindings = [node for node in _top_level(tree.body) if _binds_entry(node, (ENTRY,))]
     if len(bindings) != 1:
         return None
     node = bindings[0]

@@ -30,7 +30,8 @@ compiled_kernel = torch.compile(custom_kernel, dynamic=False)
 
 
 def source(task: str) -> str:
-    """The baseline runner's whole program: a function of the task's name, nothing else."""
+    """The baseline runner's whole program: a function of the task's name (with its parameters'
+    seed, tasks.task_ref), nothing else."""
     return SOURCE.format(name=task)
 
 

@@ -45,7 +45,7 @@ class Baseline:
 
 def run(ev) -> None:
     """The compile phase, alone (start_runner, then compile_baselines)."""
-    ev.base = start_runner(ev.task_name, ev.device, ev.setup.cache)
+    ev.base = start_runner(ev.task_ref, ev.device, ev.setup.cache)
     compile_baselines(ev, ev.setup.caller)
 
 
@@ -129,7 +129,7 @@ class Overlap:
 
     def __init__(self, ev):
         self.ev, self.error = ev, None
-        ev.base = start_runner(ev.task_name, ev.device, ev.setup.cache)
+        ev.base = start_runner(ev.task_ref, ev.device, ev.setup.cache)
         caller = calls.Caller(ev.setup.task, ev.device, ev.derive(ev.master, "baseline calls"))
         self.thread = threading.Thread(target=self._run, args=(caller,), name="baseline-compile", daemon=True)
         self.thread.start()

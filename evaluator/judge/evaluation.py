@@ -53,6 +53,7 @@ class Evaluation:
     # the settings
     source: bytes
     task_name: str
+    task_ref: str  # how the processes are told the task: with its parameters' seed (tasks.task_ref)
     device: str
     mode: str
     time_limit_s: float
@@ -87,7 +88,7 @@ class Evaluation:
                  scan: bool = True):
         self.source = source
         self.scan = scan
-        self.task_name = task
+        self.task_name = self.task_ref = task
         self.device = device
         self.mode = mode
         self.time_limit_s = time_limit_s

@@ -246,7 +246,7 @@ class Early:
                 or os.environ.get("EVALUATOR_SANITIZE_EARLY", "0") != "1"):
             return None
         try:
-            return cls(ev.source, ev.task_name)
+            return cls(ev.source, ev.task_ref)
         except OSError:
             return None  # the tools run after the verdict, where a failure to start is reported
 

@@ -69,6 +69,7 @@ class Setup:
     cache: str  # the judge's compile caches (judge_cache_dir, or tmp_cache)
     tmp_cache: str | None  # a cache of this evaluation only, removed when it closes
     quick: bool  # the quick CPU repetitions (timing.quick)
+    test_shapes: list[dict]  # the public test shapes, then those drawn for this evaluation
     small_shapes: list[dict]  # the test shapes called twice and re-checked after timing
     bench_shapes: list[dict]
     probe: timing.Probe | None  # the GPU probe of a ranked evaluation
@@ -106,9 +107,13 @@ def _prepare(ev, cache: str, tmp_cache: str | None) -> Setup:
     os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
     if not isolation.is_root():
         isolation.make_undumpable()
-    from evaluator.tasks import get_task
+    from evaluator.tasks import get_task, task_ref
 
     task = get_task(ev.task_name)
+    if task.model is not None and task.model.problem.has_state:
+        # parameters drawn under a seed of this evaluation, the same in every process told the ref
+        ev.task_ref = task_ref(ev.task_name, ev.derive(ev.master, "params"))
+        task = get_task(ev.task_ref)
     caller = calls.Caller(task, ev.device, ev.master)
     import triton
 
@@ -122,10 +127,11 @@ def _prepare(ev, cache: str, tmp_cache: str | None) -> Setup:
         host = os.environ.get("EVALUATOR_HOST_GPU", "")
         ev.report["gpu_index"] = int(host) if host.isdigit() else None
     quick = timing.quick() and ev.device == "cpu"
+    test_shapes = task.test_shapes_for(ev.derive(ev.master, "shapes"), ev.device)
     if ev.device == "cuda":
-        small_shapes = list(task.test_shapes)
+        small_shapes = list(test_shapes)
     else:
-        small_shapes = sorted(task.test_shapes, key=shape_size)[:SMALL_SHAPES_CPU]
+        small_shapes = sorted(test_shapes, key=shape_size)[:SMALL_SHAPES_CPU]
     # measured before any submission code exists on this machine. GPU only: on a multi-core
     # CPU a busy background process need not slow the probe; there the tree-wide SIGSTOP is
     # the defence
@@ -135,7 +141,7 @@ def _prepare(ev, cache: str, tmp_cache: str | None) -> Setup:
         measured = ceilings(ev.device, cache, ev.report.get("gpu_name"))
         ev.report["ceilings"] = dict(measured)
     return Setup(task=task, caller=caller, cache=cache, tmp_cache=tmp_cache, quick=quick,
-                 small_shapes=small_shapes, bench_shapes=bench_shapes(task, ev.device), probe=probe,
+                 test_shapes=test_shapes, small_shapes=small_shapes, bench_shapes=bench_shapes(task, ev.device), probe=probe,
                  ceilings=measured, work=workdir.Workdir(ev.source))
 
 
@@ -164,7 +170,7 @@ def start(ev) -> Threads:
     Evaluation as soon as it exists (its close ends them whatever happens next); returns the
     runner's threads before the import."""
     setup = ev.setup
-    ev.runner = Runner(setup.work, task=ev.task_name, device=ev.device)
+    ev.runner = Runner(setup.work, task=ev.task_ref, device=ev.device)
     ev.link = Link(ev.send, ev.expect, setup.work)
     if ev.mode == "ranked" and ev.device == "cuda":
         start_checkers(ev)
@@ -224,7 +230,7 @@ def start_checkers(ev) -> None:
     """GPU: one checker process per runner, of that runner's uid (CUDA IPC fails across
     users), started before any submission code exists (batch.py, checker.py)."""
     work = ev.setup.work
-    ev.checkers["cand"] = checkers.CheckerProcess(ev.task_name, uid=work.uid, cache=work.private_dir(),
+    ev.checkers["cand"] = checkers.CheckerProcess(ev.task_ref, uid=work.uid, cache=work.private_dir(),
                                                log_dir=str(work.path))
-    ev.checkers["base"] = checkers.CheckerProcess(ev.task_name, uid=os.getuid(), cache=ev.setup.cache,
+    ev.checkers["base"] = checkers.CheckerProcess(ev.task_ref, uid=os.getuid(), cache=ev.setup.cache,
                                                log_dir=str(work.path))

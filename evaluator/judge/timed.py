@@ -6,6 +6,7 @@ module turns batches into the report's per-shape rows and flags.
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 
@@ -199,6 +200,8 @@ class Phase:
         row = {"shape": dict(shape), "candidate_ms": c, "eager_ms": e, "compile_ms": k,
                "wall_ms": timing.median([t.window_ms for t in got["cand"]]) / calls["cand"], "floor_ms": floor,
                "speedup_vs_compile": scored["speedup_vs_compile"], "speedup_vs_eager": scored["speedup_vs_eager"],
+               "speedup_vs_compile_rel_se": scored["speedup_vs_compile_rel_se"],
+               "speedup_rounds": scored["speedup_rounds"],
                "calls_per_batch": calls["cand"], "batches": len(got["cand"]), "overhead_ms": overhead,
                "rounds_left_out": left_out}
         for side, name in zip(SIDES, ("candidate", "eager", "compile")):
@@ -238,9 +241,11 @@ def score(got: dict, rounds: dict, calls: dict, device: str) -> dict:
     spent = overheads(got, device)
     times = {side: batch.per_call(got[side], spent[side], calls[side]) for side in SIDES}
     per_round = {side: by_round(times[side], rounds[side]) for side in SIDES}
+    ratios = round_ratios(per_round["compile"], per_round["cand"])
     return {"times": times, "overheads": spent,
-            "speedup_vs_compile": round_ratio(per_round["compile"], per_round["cand"]),
-            "speedup_vs_eager": round_ratio(per_round["eager"], per_round["cand"])}
+            "speedup_vs_compile": timing.median(ratios) if ratios else None,
+            "speedup_vs_eager": round_ratio(per_round["eager"], per_round["cand"]),
+            "speedup_vs_compile_rel_se": ratio_rel_se(ratios), "speedup_rounds": len(ratios)}
 
 
 def round_order(r: int, device: str) -> list[str]:
@@ -268,12 +273,32 @@ def by_round(values: list[float], rounds: list[int]) -> list[float]:
     return [sum(v) / len(v) for _, v in sorted(groups.items())]
 
 
+def round_ratios(base: list[float], cand: list[float]) -> list[float]:
+    """Each round's baseline time per call over the candidate's in the same round."""
+    return [b / c for b, c in zip(base, cand) if c > 0]
+
+
 def round_ratio(base: list[float], cand: list[float]) -> float | None:
     """The speedup: the median over rounds of the baseline's time per call over the candidate's in
     the same round. The batches of a round run within a second or two of each other, so a
     machine that drifts between speeds over seconds (the shared CPU does) moves both alike."""
-    ratios = [b / c for b, c in zip(base, cand) if c > 0]
+    ratios = round_ratios(base, cand)
     return timing.median(ratios) if ratios else None
+
+
+def ratio_rel_se(ratios: list[float]) -> float | None:
+    """How uncertain the median of these per-round ratios is, relative to it: the site's tie rule
+    (leaderboard/scoring.py, vs_compile) widens the score's interval by it. From three rounds the
+    relative standard error of the median (timing.rel_se_of_median, robust to an odd round); of
+    two, the standard error of their mean, |a - b| / (a + b), which is their median; of one or
+    none, None: one round says nothing of the spread, and the site then uses the ruler's band
+    alone."""
+    if len(ratios) >= 3:
+        se = timing.rel_se_of_median(ratios)
+        return se if math.isfinite(se) else None
+    if len(ratios) == 2 and sum(ratios) > 0:
+        return abs(ratios[0] - ratios[1]) / sum(ratios)
+    return None
 
 
 def _fmt(shape: dict) -> str:

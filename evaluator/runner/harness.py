@@ -183,13 +183,20 @@ class Harness(BatchCalls):
         except BaseException as e:  # noqa: BLE001 - SystemExit from the submission is a failure too
             self.fail(self._error_code(e), f"importing the submission failed: {one_line(e)}",
                       traceback.format_exc())
-        fn = getattr(module, "custom_kernel", None)
-        if not callable(fn):
-            self.fail("no_custom_kernel", "the submission does not define a callable custom_kernel")
-        self.fn = fn
-        self.fns = {}
-        if self.args.baseline:
+        from evaluator.tasks import EntryError
+
+        if self.args.baseline:  # the judge's own source: custom_kernel and compiled_kernel
+            fn = getattr(module, "custom_kernel", None)
             self.fns = {"eager": fn, "compile": getattr(module, "compiled_kernel", None)}
+        else:
+            self.fns = {}
+            try:
+                fn = self.task.entry(module)
+            except EntryError as e:
+                self.fail(e.code, str(e))
+            except BaseException as e:  # noqa: BLE001 - ModelNew's constructor is the submission's code
+                self.fail(self._error_code(e), f"building ModelNew failed: {one_line(e)}", traceback.format_exc())
+        self.fn = fn
 
     def _error_code(self, e: BaseException) -> str:
         if out_of_memory(e):

@@ -67,12 +67,13 @@ def _child(argv) -> int:
 
     if a.device == "cpu":
         torch.set_num_threads(1)  # as the runner: one thread (runner_process.runner_env)
-    inputs = get_task(a.task).make_inputs(json.loads(a.shape), a.seed, a.device)
+    task = get_task(a.task)
+    inputs = task.make_inputs(json.loads(a.shape), a.seed, a.device)
     spec = importlib.util.spec_from_file_location("submission", a.source)
     module = importlib.util.module_from_spec(spec)
     sys.modules["submission"] = module
     spec.loader.exec_module(module)
-    kernel = module.custom_kernel
+    kernel = task.entry(module)
     out = kernel(*inputs)
     _sync(a.device)
     _write_output(out, a.dir)

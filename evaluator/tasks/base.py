@@ -1,8 +1,9 @@
 """What a task is: the contract between the evaluator, the examples and the site.
 
-A task module builds one `Task` and the registry in `evaluator/tasks/__init__.py` collects them.
-Nothing here may import Django: the site reads these objects for its pages, the judge uses them
-to build inputs and references.
+A task is data the loader reads (evaluator/tasks/loader.py): a folder (task.toml + reference.py,
+evaluator/tasks/folder.py) or a KernelBench-style file (evaluator/tasks/kernelbench.py); either
+becomes one `Task`. Nothing here may import Django: the site stores what `python -m evaluator
+describe` prints, the judge uses these objects to build inputs and references.
 """
 from __future__ import annotations
 
@@ -79,9 +80,50 @@ class Task:
     max_speedup_vs_compile: float = 2.0
     # the floor is set by memory traffic ("memory") or by matrix arithmetic ("compute")
     bound: str = "memory"
+    # test shapes drawn per evaluation under the secret seed, and adversarial input families
+    hidden: object = None  # evaluator.tasks.hidden.Hidden
+    # where the task came from: its definition's path, its format ("folder" or "kernelbench")
+    # and its track (a group of tasks on the site: "builtin", "kernelbench-level1", ...)
+    source: str = ""
+    format: str = "folder"
+    track: str = "builtin"
+    reference_text: str = ""  # the definition's source, shown on the site
+    # a KernelBench-style problem's module (Model, get_init_inputs) and its parameters' seed:
+    # None for a task whose submission is a plain custom_kernel (evaluator/tasks/kernelbench.py)
+    model: object = None
 
     def bench_shapes(self, device: str) -> Sequence[Shape]:
         return self.bench_shapes_gpu if device == "cuda" else self.bench_shapes_cpu
+
+    def test_shapes_for(self, seed: int, device: str) -> list[Shape]:
+        """The public test shapes, then the hidden ones drawn for this evaluation's seed."""
+        drawn = self.hidden.draw(seed, device) if self.hidden is not None else []
+        return [dict(s) for s in self.test_shapes] + drawn
+
+    def bind(self, params_seed: int | None) -> "Task":
+        """The task with its parameters drawn under `params_seed` (a problem with parameters);
+        every other task is returned as it is."""
+        if self.model is None or params_seed is None:
+            return self
+        return self.model.bind(self, params_seed)
+
+    @property
+    def model_class(self):
+        """A KernelBench-style problem's Model class (None for other tasks): the ruler submits it as
+        the candidate's ModelNew."""
+        return self.model.problem.module.Model if self.model is not None else None
+
+    def entry(self, module) -> Callable:
+        """What the judge calls in a loaded submission: its `custom_kernel`, or for a problem with
+        parameters its `ModelNew` built and loaded with the reference's parameters. Raises
+        EntryError with a reason code and a message the submitter reads."""
+        if self.model is not None:
+            return self.model.entry(self, module)
+        fn = getattr(module, "custom_kernel", None)
+        if not callable(fn):
+            raise EntryError("no_custom_kernel", "the submission does not define a callable custom_kernel")
+        return fn
+
 
     def floor_ms(self, shape: Shape, *, bandwidth_bytes_s: float, peak_flop_s: float) -> float:
         """The roofline floor: the least time the shape can take on a device with these ceilings."""
@@ -90,33 +132,17 @@ class Task:
         return max(memory_s, compute_s) * 1e3
 
 
-# every task module defines these functions under the Task fields' own names
+class EntryError(Exception):
+    """A submission that does not give the judge what the task asks for (code, message)."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+# a folder task's reference.py defines these functions under the Task fields' own names
+# (reference_fp32 may be left out: the reference on inputs upcast to fp32 is used then)
 FUNCTIONS = ("reference", "reference_fp32", "make_inputs", "flops", "bytes_moved")
-
-
-def functions_of(namespace: dict) -> dict:
-    """A task module's functions as Task fields: `Task(..., **functions_of(globals()))`."""
-    return {name: namespace[name] for name in FUNCTIONS}
-
-
-# The fp32 row-wise tasks (softmax, layernorm, gelu_bias_residual) share their output dtype, shapes
-# and tolerance: the same edge cases (one element, odd widths, rows wider than one block, very few
-# long rows) and the same 8192 x 8192 benchmark, where each is memory bound.
-FP32_ROW_TASK = dict(
-    output_dtype=torch.float32,
-    test_shapes=(
-        {"M": 1, "N": 1},
-        {"M": 7, "N": 131},
-        {"M": 33, "N": 1000},
-        {"M": 64, "N": 8192},
-        {"M": 257, "N": 4099},
-        {"M": 3, "N": 20000},
-    ),
-    bench_shapes_gpu=({"M": 8192, "N": 8192},),
-    bench_shapes_cpu=({"M": 256, "N": 1024},),
-    tolerance=Tolerance(atol=1e-5, rtol=4e-5),
-    bound="memory",
-)
 
 
 def derive_seed(master_seed: int, *parts: object) -> int:

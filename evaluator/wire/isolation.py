@@ -27,7 +27,8 @@ ENV_PASSTHROUGH = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VI
                    "PYTHONFAULTHANDLER",  # a crashing runner's stack, in the report's logs
                    # the timing's pre-flush writes and gate hold (A/B runs in bench/)
                    "EVALUATOR_GPU_WARM_MS", "EVALUATOR_GPU_GATE_HOLD_MS",
-                   "EVALUATOR_FAST_INPUTS")  # the checker's input writer (A/B runs in bench/)
+                   "EVALUATOR_FAST_INPUTS",  # the checker's input writer (A/B runs in bench/)
+                   "EVALUATOR_TASKS_PATH")  # where the tasks beyond the built-in ones are (tasks/loader.py)
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 

@@ -16,6 +16,12 @@ Link = Annotated[str, WithJsonSchema({"type": "string", "format": "uri"})]
 Status = Literal["queued", "running", "done", "failed"]
 MODES = ("test", "ranked", "profile")
 Mode = Literal[MODES]
+VsCompile = Literal["faster", "tie", "slower"]
+VS_COMPILE_DOC = ("How the speedup over torch.compile stands against 1.00 by the ruler's own noise: "
+                  "\"tie\" when its interval (vs_compile_low to vs_compile_high: the speedup ± the task's "
+                  "calibration band on its device type plus twice the run's round-to-round standard error) "
+                  "holds 1.00, \"faster\" above it, \"slower\" below it; null without a speedup. A tie "
+                  "ranks at 1.00.")
 
 
 class Out(BaseModel):
@@ -104,6 +110,9 @@ class SubmissionOut(Out):
     reasons: Optional[list[str]] = None
     reason_codes: Optional[list[str]] = None
     speedup_vs_compile: Optional[float] = None
+    vs_compile: Optional[VsCompile] = Field(None, description=VS_COMPILE_DOC)
+    vs_compile_low: Optional[float] = Field(None, description="The interval's lower end (see vs_compile).")
+    vs_compile_high: Optional[float] = Field(None, description="The interval's upper end (see vs_compile).")
     speedup_vs_eager: Optional[float] = None
     pct_of_floor: Optional[float] = None
     ranked: Optional[bool] = None
@@ -153,6 +162,7 @@ class TaskOut(Out):
                                               '("kernelbench-level1", ...).')
     retired: bool = Field(False, description="A retired task takes no new uploads; its leaderboards stay.")
     best_speedup_vs_compile: Optional[float]
+    best_vs_compile: Optional[VsCompile] = Field(None, description="vs_compile of that best result.")
     submissions: int = Field(description="Every evaluation of the task: every mode (test and profile runs too) "
                                          "and every outcome (rejected ones too).")
     verified_ranked: int = Field(description="The verified ranked results among them that rank (any device).")
@@ -170,6 +180,9 @@ class BoardEntry(Out):
     page: Link
     code_open: bool
     speedup_vs_compile: Optional[float]
+    vs_compile: Optional[VsCompile] = Field(None, description=VS_COMPILE_DOC)
+    vs_compile_low: Optional[float] = Field(None, description="The interval's lower end (see vs_compile).")
+    vs_compile_high: Optional[float] = Field(None, description="The interval's upper end (see vs_compile).")
     speedup_vs_eager: Optional[float]
     median_ms: Optional[float] = Field(None, description=(
         "The kernel's median time in ms at the benchmark shape; the geometric mean over the shapes when "

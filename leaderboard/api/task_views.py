@@ -10,7 +10,7 @@ from ninja import Router
 from leaderboard import routing, selectors
 from leaderboard.api.errors import Refusal, documented
 from leaderboard.api.schemas import Leaderboard, TaskList
-from leaderboard.api.views import iso_utc, link, render
+from leaderboard.api.views import iso_utc, link, render, vs_compile_json
 from leaderboard.models import Task
 from leaderboard.web import pagecache
 
@@ -35,7 +35,7 @@ def task_list(request):
     mode and outcome) and of verified ranked results."""
     return _public(request, TaskList, lambda: {"tasks": [
         {"name": t.name, "title": t.title, "signature": t.signature, "track": t.track, "retired": t.retired,
-         "best_speedup_vs_compile": t.best_speedup,
+         "best_speedup_vs_compile": t.best_speedup, "best_vs_compile": t.best_vs_compile or None,
          "submissions": t.submission_count, "verified_ranked": t.ranked_count,
          "leaderboard": request.build_absolute_uri(reverse("api:leaderboard", args=[t.name]))}
         for t in selectors.task_list_with_stats()
@@ -72,8 +72,8 @@ def _board(request, name: str, device: Optional[str]) -> dict:
             {"rank": r["rank"], "user": r["user__username"], "submission": r["pk"],
              "page": link(request, "submission_detail", r["pk"]),
              "code_open": bool(code_open[r["pk"]]),
-             "speedup_vs_compile": r["speedup_vs_compile"], "speedup_vs_eager": r["speedup_vs_eager"],
-             "median_ms": r["median_ms"], "noisy": r["noisy"],
+             "speedup_vs_compile": r["speedup_vs_compile"], **vs_compile_json(r),
+             "speedup_vs_eager": r["speedup_vs_eager"], "median_ms": r["median_ms"], "noisy": r["noisy"],
              "pct_of_floor": r["pct_of_floor"], "gpu_name": r["gpu_name"], "created_at": iso_utc(r["created_at"])}
             for r in rows
         ],

@@ -54,6 +54,14 @@ def link(request, name: str, pk: int) -> str:
     return f"{head}{pk}{tail}"
 
 
+def vs_compile_json(row) -> dict:
+    """A scored result's standing against torch.compile (scoring.vs_compile) and its interval;
+    nulls for one without a speedup. `row` is a Submission or a dict of its fields."""
+    get = row.get if isinstance(row, dict) else lambda key: getattr(row, key)
+    return {"vs_compile": get("vs_compile") or None, "vs_compile_low": get("vs_compile_low"),
+            "vs_compile_high": get("vs_compile_high")}
+
+
 def submission_json(request, sub: Submission, summary: bool = False) -> dict:
     """A submission as the API shows it; `summary` leaves out the bulky parts (lists)."""
     data = {
@@ -78,7 +86,7 @@ def submission_json(request, sub: Submission, summary: bool = False) -> dict:
     if sub.status == Submission.Status.DONE:  # a stored result; the status, not the deferred report
         data["report"] = link(request, "api:submission-report", sub.pk)
     if sub.is_finished and summary:
-        data.update({"verdict": sub.verdict, "speedup_vs_compile": sub.speedup_vs_compile,
+        data.update({"verdict": sub.verdict, "speedup_vs_compile": sub.speedup_vs_compile, **vs_compile_json(sub),
                      "speedup_vs_eager": sub.speedup_vs_eager, "ranked": sub.is_ranked, "hidden": sub.hidden})
     elif sub.is_finished:
         data.update({
@@ -86,6 +94,7 @@ def submission_json(request, sub: Submission, summary: bool = False) -> dict:
             "reasons": sub.reasons,
             "reason_codes": sub.reason_codes,
             "speedup_vs_compile": sub.speedup_vs_compile,
+            **vs_compile_json(sub),
             "speedup_vs_eager": sub.speedup_vs_eager,
             "pct_of_floor": sub.pct_of_floor,
             "ranked": sub.is_ranked,
@@ -209,7 +218,8 @@ def _owned(request, submission_id: int) -> Submission:
 # out of here until someone decides it is public.
 PUBLIC_FIELDS = ("id", "url", "task", "mode", "device_type", "filename", "status", "phase", "finished",
                  "created_at", "started_at", "finished_at", "page", "verdict", "reasons", "reason_codes",
-                 "speedup_vs_compile", "speedup_vs_eager", "pct_of_floor", "ranked", "hidden", "gpu_name",
+                 "speedup_vs_compile", "vs_compile", "vs_compile_low", "vs_compile_high", "speedup_vs_eager",
+                 "pct_of_floor", "ranked", "hidden", "gpu_name",
                  "gpu_index", "gpu_uuid", "versions", "shapes", "tests", "error")
 
 

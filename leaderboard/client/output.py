@@ -73,9 +73,26 @@ def verdict_lines(result: dict) -> list[str]:
     lines = [f"verdict: {word}"]
     lines += [f"  - [{code}] {reason}"
               for code, reason in zip(result.get("reason_codes") or [], result.get("reasons") or [])]
-    lines += [f"{key}: {times(result[key])}"
+    lines += [f"{key}: {times(result[key])}{vs_compile_note(result) if key == 'speedup_vs_compile' else ''}"
               for key in ("speedup_vs_compile", "speedup_vs_eager") if result.get(key) is not None]
     return lines
+
+
+# the site's words for a speedup's standing against torch.compile (leaderboard/scoring.py, vs_compile)
+VS_COMPILE_WORDS = {"faster": "faster than torch.compile", "tie": "tie with torch.compile",
+                    "slower": "slower than torch.compile"}
+
+
+def vs_compile_note(result: dict) -> str:
+    """" (tie with torch.compile: 0.97x to 1.03x; ranks at 1.00x)" after the speedup, from the API's
+    vs_compile and its interval; "" where there is none (an evaluator report read locally, an
+    older site)."""
+    word = result.get("vs_compile")
+    if word not in VS_COMPILE_WORDS:
+        return ""
+    low, high = result.get("vs_compile_low"), result.get("vs_compile_high")
+    interval = f": {times(low)} to {times(high)}" if low is not None and high is not None else ""
+    return f" ({VS_COMPILE_WORDS[word]}{interval}{'; ranks at 1.00x' if word == 'tie' else ''})"
 
 
 def shape_lines(sub: dict) -> list[str]:
@@ -145,5 +162,6 @@ def list_lines(results: list[dict]) -> list[str]:
     """The `list` table: one line per submission, newest first as the API gives them."""
     rows = [[f"#{s['id']}", s["task"], s["mode"], status_word(s["status"]),
              verdict_word(s.get("verdict") or "", s["mode"], hidden=bool(s.get("hidden"))) or "-",
-             times(s.get("speedup_vs_compile")), when(s.get("created_at"))] for s in results]
+             times(s.get("speedup_vs_compile")) + (" tie" if s.get("vs_compile") == "tie" else ""),
+             when(s.get("created_at"))] for s in results]
     return table(["id", "task", "mode", "status", "verdict", "vs torch.compile", "uploaded"], rows, right={5})

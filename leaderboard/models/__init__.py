@@ -149,6 +149,14 @@ class Submission(models.Model):
     # mean over the shapes), and whether the run was noisy by the result page's rule
     median_ms = models.FloatField(null=True, blank=True)
     noisy = models.BooleanField(default=False)
+    # how the scored speedup over torch.compile stands against 1.00 by the ruler's own noise
+    # (scoring.vs_compile): "faster", "tie" or "slower" ("" unscored), the interval's ends, and
+    # what the boards order by (scoring.board_speedup: 1.00 for a tie). Stored with the result and
+    # again when the task's calibration on its device type changes (services.task_record_calibration)
+    vs_compile = models.CharField(max_length=8, blank=True, default="")
+    vs_compile_low = models.FloatField(null=True, blank=True)
+    vs_compile_high = models.FloatField(null=True, blank=True)
+    board_speedup = models.FloatField(null=True, blank=True)
     gpu_name = models.CharField(max_length=128, blank=True)
     versions = models.JSONField(default=dict, blank=True)
     # an infrastructure failure, in words for the owner (no host paths, no trace), while it is
@@ -188,7 +196,7 @@ class Submission(models.Model):
             models.Index(fields=["task", "device_type", "created_at"], name="sub_task_device_created"),
             # the leaderboard reads only ranked rows
             models.Index(
-                fields=["task", "device_type", "user", "-speedup_vs_compile"],
+                fields=["task", "device_type", "user", "-board_speedup"],
                 name="sub_ranked",
                 condition=Q(mode="ranked", status="done", verdict="verified", hidden=False),
             ),
@@ -203,7 +211,7 @@ class Submission(models.Model):
             models.Index(fields=["user"], name="sub_user_active", condition=Q(status__in=["queued", "running"])),
             models.Index(fields=["user", "id"], name="sub_user_id"),
             # the home page's and the API's best result per task: the first ranked row of the task
-            models.Index(fields=["task", "-speedup_vs_compile", "created_at"], name="sub_task_best",
+            models.Index(fields=["task", "-board_speedup", "created_at"], name="sub_task_best",
                          condition=Q(mode="ranked", status="done", verdict="verified", hidden=False,
                                      speedup_vs_compile__isnull=False)),
         ]

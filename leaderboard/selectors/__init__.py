@@ -30,7 +30,11 @@ NOT_BANNED = ~Q(user__profile__banned=True)
 # entries' reports themselves
 BOARD_FIELDS = ("user_id", "user__username", "task_id", "mode", "device_type", "speedup_vs_compile",
                 "speedup_vs_eager", "pct_of_floor", "median_ms", "noisy", "gpu_name", "created_at", "finished_at",
-                "hidden", "code_withheld_at", "published_at")
+                "hidden", "code_withheld_at", "published_at", "vs_compile", "vs_compile_low", "vs_compile_high",
+                "board_speedup")
+# a board's order: by speedup over torch.compile with a tie at 1.00 (scoring.board_speedup), then
+# the earlier upload (so ties with torch.compile stand in the order they were uploaded), then the id
+BEST_FIRST = [F("board_speedup").desc(), F("created_at").asc(), F("pk").asc()]
 
 
 def ranked_submissions(*, task: Task | None = None, device_type: str | None = None) -> QuerySet[Submission]:
@@ -50,7 +54,7 @@ def task_list_with_stats() -> QuerySet[Task]:
     # one subquery per task and figure: the best is the first entry of the sub_task_best index,
     # the count an index-only scan. A join of every submission with its user and profile, grouped
     # by task, took over a second with 100,000 submissions (bench/site_load.py).
-    best = ranked_submissions().filter(task=OuterRef("pk")).order_by("-speedup_vs_compile", "created_at")
+    best = ranked_submissions().filter(task=OuterRef("pk")).order_by("-board_speedup", "created_at")
     count = (Submission.objects.filter(task=OuterRef("pk")).order_by().values("task")
              .annotate(n=Count("*")).values("n"))
     ranked = (ranked_submissions().filter(task=OuterRef("pk")).order_by().values("task")
@@ -60,6 +64,7 @@ def task_list_with_stats() -> QuerySet[Task]:
         ranked_count=Coalesce(Subquery(ranked), 0),
         best_speedup=Subquery(best.values("speedup_vs_compile")[:1]),
         best_device_type=Subquery(best.values("device_type")[:1]),
+        best_vs_compile=Subquery(best.values("vs_compile")[:1]),
     ).order_by(Case(When(track=Task.BUILTIN, then=0), default=1), "track", "name")
 
 
@@ -102,18 +107,17 @@ def device_types_with_results(*, task: Task) -> dict[str, int]:
 
 
 def _board(*, task: Task, device_type: str) -> QuerySet[Submission]:
-    best_first = [F("speedup_vs_compile").desc(), F("created_at").asc(), F("pk").asc()]
     return (
         ranked_submissions(task=task, device_type=device_type)
-        .annotate(row=Window(RowNumber(), partition_by=[F("user_id")], order_by=best_first))
+        .annotate(row=Window(RowNumber(), partition_by=[F("user_id")], order_by=BEST_FIRST))
         .filter(row=1)
-        .order_by(*best_first)
+        .order_by(*BEST_FIRST)
     )
 
 
 def leaderboard_for_task(*, task: Task, device_type: str) -> list[Submission]:
-    """Best ranked submission per user on one device type, fastest over torch.compile first.
-    Ties go to the earlier submission."""
+    """Best ranked submission per user on one device type, fastest over torch.compile first (a tie
+    with torch.compile at 1.00, scoring.board_speedup). Equal standing goes to the earlier upload."""
     # reading (and decoding) every entry's code, logs and report, and building full instances,
     # made a board of 2,400 entries take 0.46 s, 0.05 s of it in SQL
     entries = list(_board(task=task, device_type=device_type).select_related("user").only(*BOARD_FIELDS))
@@ -123,7 +127,8 @@ def leaderboard_for_task(*, task: Task, device_type: str) -> list[Submission]:
 
 
 BOARD_ROW_FIELDS = ("pk", "user__username", "speedup_vs_compile", "speedup_vs_eager", "pct_of_floor", "median_ms",
-                    "noisy", "gpu_name", "created_at", "hidden", "code_withheld_at", "published_at")
+                    "noisy", "gpu_name", "created_at", "hidden", "code_withheld_at", "published_at", "vs_compile",
+                    "vs_compile_low", "vs_compile_high")
 
 
 def leaderboard_rows_for_task(*, task: Task, device_type: str) -> list[dict]:
@@ -259,6 +264,22 @@ def calibration_for_task(*, task: Task, device_type: str) -> dict:
     are within the bound and the bound itself (services.task_record_calibration), or none."""
     entry = task.calibration_for(device_type)
     return {"measured": True, **entry} if entry else {"measured": False}
+
+
+def tie_bands_for_task(*, task: Task, device_types) -> list[dict]:
+    """The tie rule's band (scoring.calibration_band) on each device type the task has results
+    on, a board for, or a calibration of: [{"device_type", "band", "source", "compile_vs_compile"}],
+    in the order given, then the calibrated ones not among them."""
+    order = list(dict.fromkeys([*device_types, *sorted(task.calibration or {})]))
+    out = []
+    for device_type in order:
+        if scoring.device_kind(device_type) not in scoring.CALIBRATION_TOLERANCE:
+            continue
+        entry = task.calibration_for(device_type)
+        band = scoring.calibration_band(device_type=device_type, calibration=entry)
+        out.append({"device_type": device_type, **band,
+                    "compile_vs_compile": (entry or {}).get("compile_vs_compile")})
+    return out
 
 
 def audit_queue(*, reason_code: str = "") -> list[Submission]:

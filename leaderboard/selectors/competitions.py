@@ -12,11 +12,10 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from leaderboard.models import AuditEntry, Competition, CompetitionEntry, Submission, Task
-from leaderboard.selectors import NOT_BANNED, ranked_submissions
+from leaderboard.selectors import BEST_FIRST, NOT_BANNED, ranked_submissions
 
 UPCOMING, OPEN, SETTLING, FROZEN = "upcoming", "open", "settling", "frozen"
 PENDING = (Submission.Status.QUEUED, Submission.Status.RUNNING)
-BEST_FIRST = [F("speedup_vs_compile").desc(), F("created_at").asc(), F("pk").asc()]
 
 
 def competition_state(*, competition: Competition, now=None) -> str:

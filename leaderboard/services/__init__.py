@@ -16,9 +16,10 @@ directly. One module per domain:
 - competitions: creating and editing a competition, freezing its standings;
 - opencode: staff withholding a submission's code, or releasing it;
 - profiling: profile mode's rate limit, its stored .ncu-rep and who may have it;
-- results_file: the finished evaluations as one JSON file, and that file loaded into a site.
+- results_file: the finished evaluations as one JSON file, and that file loaded into a site;
+- ties: the tie rule's stored fields rescored when a task's calibration changes.
 
-These last four are imported as modules (`from leaderboard.services import competitions`).
+These last five are imported as modules (`from leaderboard.services import competitions`).
 """
 from leaderboard.services.audit import (submission_approve, submission_disqualify, submission_publish,
                                         submission_rerun, user_ban, user_unban)

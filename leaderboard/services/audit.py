@@ -80,6 +80,8 @@ def submission_rerun(*, submission: Submission, actor, reason: str = "") -> Subm
         submission.report = None
         submission.speedup_vs_compile = submission.speedup_vs_eager = submission.pct_of_floor = None
         submission.median_ms, submission.noisy = None, False
+        submission.vs_compile, submission.vs_compile_low, submission.vs_compile_high = "", None, None
+        submission.board_speedup = None
         submission.approved_by = submission.approved_at = None
         submission.started_at = submission.finished_at = submission.heartbeat_at = None
         submission.attempts = 0

@@ -22,6 +22,7 @@ from leaderboard import scoring
 from leaderboard.models import Task, TaskAddition
 from leaderboard.services.reference_source import reference_in_text
 from leaderboard.services.reference_source import reference_source as source_of
+from leaderboard.services.ties import submissions_rescore_ties
 
 DEVICE_KINDS = ("cpu", "cuda")
 TRACK = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")  # as describe names it
@@ -493,6 +494,8 @@ def task_record_calibration(*, rows: list, device_type: str, source: str, measur
                                                  compile_vs_compile=entry["compile_vs_compile"])
             task.calibration = {**(task.calibration or {}), device_type: entry}
             task.save(update_fields=["calibration", "updated_at"])  # updated_at moves the page cache
+            # the tie rule reads this calibration: the task's results on this device type follow it
+            submissions_rescore_ties(task=task, device_type=device_type)
             updated.append(task)
     return updated
 

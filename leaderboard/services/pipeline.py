@@ -142,6 +142,9 @@ def submission_store_result(*, submission: Submission, report: dict, logs: str =
     scored = submission.mode == Submission.Mode.RANKED and verdict != Submission.Verdict.REJECTED
     pct = None
     times = {"median_ms": None, "noisy": False}
+    speedup = report.get("speedup_vs_compile") if scored else None
+    ties = scoring.tie_fields(speedup=speedup, shapes=report.get("shapes"), device_type=device_type,
+                              calibration=submission.task.calibration_for(device_type))
     if scored:
         pct = scoring.geomean(scoring.pct_of_floor_by_shape(task=submission.task, device_type=device_type,
                                                             shapes=report.get("shapes") or []))
@@ -155,7 +158,8 @@ def submission_store_result(*, submission: Submission, report: dict, logs: str =
         reason_codes=list(report.get("reason_codes") or []),
         report=report,
         logs=all_logs[-LOGS_MAX_CHARS:],
-        speedup_vs_compile=report.get("speedup_vs_compile") if scored else None,
+        speedup_vs_compile=speedup,
+        **ties,
         speedup_vs_eager=report.get("speedup_vs_eager") if scored else None,
         pct_of_floor=pct,
         median_ms=times["median_ms"],

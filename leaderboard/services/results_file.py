@@ -14,6 +14,7 @@ from django.utils.dateparse import parse_datetime
 
 from leaderboard import scoring
 from leaderboard.models import Submission, Task
+from leaderboard.services.ties import submissions_rescore_ties
 
 SCHEMA = 1
 FIELDS = ("mode", "device_type", "source", "filename", "status", "verdict", "reasons", "reason_codes", "report",
@@ -55,6 +56,7 @@ def load(data: dict) -> dict:
         if name in tasks and isinstance(calibration, dict):
             tasks[name].calibration = {**tasks[name].calibration, **calibration}
             tasks[name].save(update_fields=["calibration"])
+            submissions_rescore_ties(task=tasks[name])
     for row in data["submissions"]:
         task = tasks.get(row.get("task"))
         if task is None:
@@ -66,7 +68,12 @@ def load(data: dict) -> dict:
         fields = {f: row[f] for f in FIELDS if f in row}
         if fields.get("mode") == "ranked" and fields.get("speedup_vs_compile") is not None:
             # the board's time and noise mark, from the report as the worker stores them
-            fields.update(scoring.board_time((fields.get("report") or {}).get("shapes")))
+            shapes = (fields.get("report") or {}).get("shapes")
+            fields.update(scoring.board_time(shapes))
+            # the tie rule under the ruler this site holds for the task (the file's, loaded above)
+            fields.update(scoring.tie_fields(speedup=fields["speedup_vs_compile"], shapes=shapes,
+                                             device_type=fields.get("device_type") or "cpu",
+                                             calibration=task.calibration_for(fields.get("device_type") or "cpu")))
         times = {f: parse_datetime(row[f]) if row.get(f) else None for f in TIMES}
         same = Submission.objects.filter(user=user, task=task, mode=fields["mode"], device_type=fields["device_type"],
                                          created_at=times["created_at"], source=fields["source"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from django import template
+from django.utils.html import format_html
 
 from evaluator import significant as evaluator_significant
 
@@ -76,3 +77,22 @@ def seconds(value):
     if s < 86400:
         return f"{s // 3600} h {s % 3600 // 60} min"
     return f"{s // 86400} d {s % 86400 // 3600} h"
+
+
+# what a page says of a result's standing against torch.compile (scoring.vs_compile)
+VS_COMPILE_WORDS = {"faster": "faster", "tie": "tie with torch.compile", "slower": "slower"}
+
+
+@register.simple_tag
+def vs_compile(word, low=None, high=None):
+    """The mark beside a speedup over torch.compile: a "faster" badge only when the whole interval
+    is above 1.00, "tie with torch.compile" when it contains 1.00, "slower" below it; nothing for
+    a result stored without the rule's word. The interval is the mark's title."""
+    if word not in VS_COMPILE_WORDS:
+        return ""
+    title = "within the ruler's noise of torch.compile" if word == "tie" else f"{word} than torch.compile by more than the ruler's noise"
+    if low is not None and high is not None:
+        title += f": {significant(low)}x to {significant(high)}x"
+    kind = "badge faster" if word == "faster" else word
+    return format_html('<span class="vs-compile {}" data-vs-compile="{}" title="{}">{}</span>',
+                       kind, word, title, VS_COMPILE_WORDS[word])

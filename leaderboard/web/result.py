@@ -18,7 +18,8 @@ from leaderboard.templatetags.numbers import significant
 # Every reason code in words, for the owner and the auditor: what the judge saw and what it means.
 REASON_WORDS = {
     "bad_upload": "The file could not be read as a Python module.",
-    "no_custom_kernel": "The file defines no top-level custom_kernel.",
+    "no_custom_kernel": "The file defines no top-level custom_kernel (or ModelNew, for a KernelBench-style task).",
+    "params_mismatch": "ModelNew's parameters do not match the reference Model's (names or shapes).",
     "import_error": "Importing the file failed.",
     "crash": "The kernel crashed.",
     "timeout": "The run went past its time limit.",
@@ -171,12 +172,15 @@ def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
                 "why": f"Passed all {n} test shapes. Test runs check correctness only: they are not timed "
                        "and never rank; submit in ranked mode to be timed."}
     sp = significant(s.speedup_vs_compile)
+    # a speedup within the ruler's noise of 1.00 is said as a tie (scoring.vs_compile)
+    tie = " (a tie with torch.compile: within the ruler's noise of 1.00x)" if s.vs_compile == "tie" else ""
     if is_tryout(s.device_type):
-        why = (f"{sp}x the speed of torch.compile on the {device_name}: a try-out. Every check passed; "
+        why = (f"{sp}x the speed of torch.compile on the {device_name}{tie}: a try-out. Every check passed; "
                "the times are interpreter timings, not comparable to GPU results.")
     else:
+        ranks = "it ranks as a tie at 1.00x" if tie else "it ranks"
         why = (f"{sp}x the speed of torch.compile on {device_name} (geometric mean over the benchmark "
-               "shapes); it ranks.")
+               f"shapes){tie}; {ranks}.")
     if s.approved_by_id:
         why += " Approved after review."
     if noisy:

@@ -7,7 +7,9 @@ nothing cannot pass.
   through it without torch, and nothing of the judge's or the runner's reaches them that way.
 - `wire/` and `common/` sit under both sides: they import neither `judge/` nor `runner/`.
 - `runner/` imports nothing of `judge/`: it runs where the submission owns every object.
-- only `runner/` loads a submission (importlib's file loaders, runpy, exec of a file)."""
+- only `runner/` loads a submission (importlib's file loaders, runpy, exec of a file); the task
+  loaders (`tasks/folder.py`, `tasks/kernelbench.py`) load task files, which are staff code, and
+  nothing else may. A task's `solutions/` are submissions kept as data: not walked."""
 import ast
 from pathlib import Path
 
@@ -23,10 +25,12 @@ FORBIDDEN = {  # a package's modules may not import these packages
 }
 THIRD_PARTY_IN_CONTRACT = ("torch", "triton", "numpy", "django")
 LOADERS = ("spec_from_file_location", "exec_module", "run_path", "SourceFileLoader")
+TASK_LOADERS = ("evaluator.tasks.folder", "evaluator.tasks.kernelbench")
 
 
 def sources() -> dict[str, tuple[str, bool]]:
-    return {module_name(p): (p.read_text(), p.name == "__init__.py") for p in sorted(EVALUATOR.rglob("*.py"))}
+    return {module_name(p): (p.read_text(), p.name == "__init__.py") for p in sorted(EVALUATOR.rglob("*.py"))
+            if "solutions" not in p.relative_to(EVALUATOR).parts}
 
 
 def breaches(srcs: dict[str, tuple[str, bool]]) -> list[str]:
@@ -44,7 +48,7 @@ def breaches(srcs: dict[str, tuple[str, bool]]) -> list[str]:
                 names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                          else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
                 found += [f"{module} imports {n}" for n in names if n.split(".")[0] in THIRD_PARTY_IN_CONTRACT]
-        if not module.startswith("evaluator.runner"):
+        if not module.startswith("evaluator.runner") and module not in TASK_LOADERS:
             for node in ast.walk(tree):
                 name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
                 if name in LOADERS:

@@ -88,6 +88,7 @@ def test_the_task_page_reads_reports_of_the_charted_entries_only(client, task):
     reading = [q["sql"] for q in captured if '"leaderboard_submission"."report"' in q["sql"]]
     assert len(reading) == 1
     ids = {int(x) for x in reading[0].split(" IN (", 1)[1].split(")", 1)[0].split(", ")}
-    top = Submission.objects.order_by("-speedup_vs_compile").values_list("pk", flat=True)[:charts.TOP_N]
+    # the board's order: 1.00x to 1.03x are ties with torch.compile on the H200 and rank at 1.00
+    top = Submission.objects.order_by("-board_speedup", "created_at", "pk").values_list("pk", flat=True)[:charts.TOP_N]
     assert ids == set(top)
     assert 'id="chart-floor-data"' in html

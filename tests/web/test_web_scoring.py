@@ -17,8 +17,10 @@ def test_the_scoring_page_says_what_the_code_does(client, task):
     html = r.content.decode()
     assert r.status_code == 200
     headings = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<h2[^>]*>(.*?)</h2>", html)]
-    assert headings == ["The score: speedup over torch.compile", "Who measures: the trusted judge", "The checks",
-                        "Verdicts", "The CPU try-out", "The ruler"]
+    assert headings == ["The score: speedup over torch.compile", "Ties with torch.compile",
+                        "Who measures: the trusted judge", "The checks", "Verdicts", "The CPU try-out", "The ruler"]
+    ties = html.split('id="ties"')[1].split("<h2")[0]
+    assert "tie with torch.compile" in ties and "ranks it at 1.00x" in ties and "2 × standard error" in ties
     assert "median over the rounds" in html and "geometric mean" in html
     flags = section(html, "flag-reasons")
     for code in ("below_floor", "too_fast_vs_compile", "suspicious_source", "no_kernel_launched", "extra_threads",

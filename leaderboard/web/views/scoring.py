@@ -30,6 +30,7 @@ def scoring_page(request):
         "gpu_bound": scoring.CALIBRATION_TOLERANCE["cuda"],
         "cpu_bound": scoring.CALIBRATION_TOLERANCE["cpu"],
         "noisy_pct": round(scoring.NOISY_BAND * 100),
+        "tie_z": f"{scoring.TIE_SPREAD_Z:g}",
         "device_name": device_label(device_type),
         "tryout": is_tryout(device_type),
     })

@@ -75,6 +75,9 @@ def _board(task: Task, device_type: str) -> dict:
             "pct_of_floor": e.pct_of_floor,
             "median_ms": e.median_ms,
             "noisy": e.noisy,
+            "vs_compile": e.vs_compile,
+            "vs_compile_low": e.vs_compile_low,
+            "vs_compile_high": e.vs_compile_high,
             "gpu_name": e.gpu_name or device_label(e.device_type),
             "date": e.finished_at,
         }
@@ -123,6 +126,8 @@ def _page(name: str, device_param: str | None) -> dict:
         "floors": [{"shape": shape_label(f["shape"]), "floor_ms": f["floor_ms"]} for f in task.floors_for(device_type)],
         "tolerance": [(k, f"{v:g}") for k, v in (task.tolerance or {}).items()],
         "calibration": selectors.calibration_for_task(task=task, device_type=device_type),
+        "tie_bands": [{**band, "label": device_label(band["device_type"])}
+                      for band in selectors.tie_bands_for_task(task=task, device_types=device_types)],
         **board,
     }
     return {

@@ -76,7 +76,7 @@ def test_the_verdict_follows_from_the_codes():
         "mismatch", "nonfinite", "aliases_input", "aliases_output", "input_modified",
         "deferred_write", "nondeterministic", "below_floor", "clock_disagreement",
         "too_fast_vs_compile", "suspicious_source", "no_kernel_launched", "extra_threads", "sandbox",
-        "sanitizer", "gpu_throttled"}
+        "sanitizer", "gpu_throttled", "params_mismatch"}
 
 
 def test_the_spread_of_timed_calls_is_optional_and_checked():
@@ -112,3 +112,22 @@ def test_the_gpu_is_named_by_host_index_and_uuid_or_null():
             validate(broken(gpu_index=bad))
     with pytest.raises(ReportError, match="gpu_uuid"):
         validate(broken(gpu_uuid="G" * 65))
+
+
+def test_the_spread_of_the_speedup_is_optional_and_checked():
+    r = good()
+    assert "speedup_vs_compile_rel_se" not in validate(r)["shapes"][0]  # an older report keeps none
+    r["shapes"][0].update(speedup_vs_compile_rel_se=0.004, speedup_rounds=12)
+    row = validate(r)["shapes"][0]
+    assert row["speedup_vs_compile_rel_se"] == 0.004 and row["speedup_rounds"] == 12
+    assert isinstance(row["speedup_rounds"], int)
+    r["shapes"][0]["speedup_vs_compile_rel_se"] = None  # one round: no spread to give
+    assert validate(r)["shapes"][0]["speedup_vs_compile_rel_se"] is None
+    for key, value in (("speedup_vs_compile_rel_se", -0.1), ("speedup_vs_compile_rel_se", math.inf),
+                       ("speedup_vs_compile_rel_se", 1e6), ("speedup_vs_compile_rel_se", "0.1"),
+                       ("speedup_rounds", 2.5), ("speedup_rounds", True), ("speedup_rounds", -1),
+                       ("speedup_rounds", 10**9)):
+        bad = good()
+        bad["shapes"][0][key] = value
+        with pytest.raises(ReportError, match=key):
+            validate(bad)

@@ -3,8 +3,10 @@ is finite, of the declared dtype and shape, within tolerance of the fp64 gold an
 exact (erf) GELU, not the tanh approximation; inputs are deterministic per seed."""
 import torch
 
-from evaluator.tasks import gelu_bias_residual as task_module
 from evaluator.tasks import get_task
+from evaluator.tasks.folder import reference_module
+
+task_module = reference_module("gelu_bias_residual")
 
 
 def test_the_reference_on_its_own_inputs():

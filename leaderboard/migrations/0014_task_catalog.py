@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0012_board_time'),
+        ('leaderboard', '0013_ties'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
