@@ -162,11 +162,14 @@ def floors_from_work(bench_shapes: dict, work: dict, ceilings: dict) -> dict:
 
 
 def task_store(*, entry: dict, definition: dict | None = None, ceilings: dict | None = None,
-               added_by=None) -> tuple[Task, bool]:
+               added_by=None, origin: str | None = None) -> tuple[Task, bool]:
     """Create or update the Task row for one describe entry (checked by entry_fields), with its
     floors. `definition` ({relative path: text}) is kept for the box of each evaluation; a
-    built-in task has none."""
+    built-in task has none. `origin`: where it came from as people name it (describe's source
+    is a path inside the box)."""
     fields = entry_fields(entry)
+    if origin is not None:
+        fields["origin"] = origin[:500]
     fields["floors"] = floors_from_work(fields["bench_shapes"], fields["work"], ceilings or site_ceilings())
     fields["definition"] = dict(definition or {})
     name = fields.pop("name")
@@ -274,6 +277,8 @@ def _box(kind: str, **kwargs) -> dict:
 def tasks_load_builtin(*, ceilings: dict | None = None) -> list[Task]:
     """The built-in tasks as describe reads them in a box: created or updated. A built-in task
     that describe reports broken raises ValidationError (the evaluator's own tasks must load)."""
+    from sandbox import BUILTIN_TASKS
+
     answer = _box("describe", builtin=True)
     if answer["errors"]:
         raise ValidationError("the evaluator's built-in tasks do not load: " + "; ".join(
@@ -281,7 +286,9 @@ def tasks_load_builtin(*, ceilings: dict | None = None) -> list[Task]:
     rows = []
     for entry in answer["tasks"]:
         try:
-            rows.append(task_store(entry=entry, ceilings=ceilings))
+            source = entry.get("source") if isinstance(entry.get("source"), str) else ""
+            origin = "evaluator/tasks/builtin" + source[len(BUILTIN_TASKS):] if source.startswith(BUILTIN_TASKS) else ""
+            rows.append(task_store(entry=entry, ceilings=ceilings, origin=origin))
         except EntryError as exc:
             raise ValidationError(f"built-in task {entry.get('name')!r}: {exc}") from None
     return rows
@@ -420,7 +427,7 @@ def task_add(*, files: dict[str, bytes], track: str, device: str | None = None,
                     f"triage on {device}: " + ("; ".join(reasons) or "refused, no reason given"))))
                 continue
             task, _ = task_store(entry=entry, definition=definition_of(boxed, where), ceilings=ceilings,
-                                 added_by=added_by)
+                                 added_by=added_by, origin=source)
             outcomes.append(Outcome(source=source, name=task.name, task=task))
     return sorted(outcomes, key=lambda o: o.source)
 

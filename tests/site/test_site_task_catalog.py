@@ -42,7 +42,7 @@ def test_import_kernelbench_adds_or_refuses_each_problem_with_its_reason(task_co
     assert masked.track == "kernelbench-level1" and masked.format == "kernelbench" and not masked.has_params
     # its definition is its own file, as text, in its level's directory; nothing else of the level
     assert masked.definition == {"level1/1_Masked-Double.py": (DATA / "level1" / "1_Masked-Double.py").read_text()}
-    assert masked.input_names == ["x", "mask"]
+    assert masked.input_names == ["x", "mask"] and masked.origin == "level1/1_Masked-Double.py"
     assert "boolean mask" in masked.description
     # floors from the work describe stated, against the site's ceilings
     (cpu,) = masked.floors["cpu"]
@@ -92,6 +92,7 @@ def test_load_tasks_reads_the_builtin_tasks_in_the_box(task_commands, capsys):
     assert builtin == set(TASKS)
     softmax = Task.objects.get(name="softmax")
     assert softmax.definition == {} and softmax.format == "folder"
+    assert softmax.origin == "evaluator/tasks/builtin/softmax"
     assert softmax.work["cuda"] and len(softmax.work["cuda"]) == len(softmax.bench_shapes["cuda"])
     assert "tasks loaded" in capsys.readouterr().out
 
