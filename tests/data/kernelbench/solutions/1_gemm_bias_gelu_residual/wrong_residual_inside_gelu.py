@@ -1,5 +1,5 @@
-"""Adds the bias twice (self.fc(x) already includes it, then the 'fused' epilogue adds it
-again): state_dict loads, output is off, should fail."""
+"""Adds the residual inside the activation, gelu(fc(x) + x), instead of after it, x + gelu(fc(x)):
+state_dict loads, output is clearly off, should fail."""
 import torch
 import torch.nn as nn
 
@@ -10,5 +10,4 @@ class ModelNew(nn.Module):
         self.fc = nn.Linear(features, features)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        z = self.fc(x) + self.fc.bias
-        return x + torch.nn.functional.gelu(z)
+        return torch.nn.functional.gelu(self.fc(x) + x)
