@@ -9,6 +9,12 @@ import os
 MAX_LINES = 24
 
 
+def _printable(text: str) -> str:
+    """Control characters as spaces: a command line and a thread name are the submission's to
+    choose, and a newline in one would write a line of its own into the operator's log."""
+    return "".join(c if c.isprintable() else " " for c in text)
+
+
 def _read(path: str) -> str:
     try:
         with open(path, errors="replace") as f:
@@ -99,13 +105,13 @@ def session(sid: int) -> str:
     command, and where each of its threads waits, identical threads counted once."""
     lines = []
     for entry in _family(sid):
-        command = _read(f"/proc/{entry}/cmdline").replace("\0", " ").strip()[:90]
+        command = _printable(_read(f"/proc/{entry}/cmdline").replace("\0", " ")).strip()[:90]
         tids = sorted(threads([entry]))
         if not tids:
             continue
         waits: dict[str, int] = {}
         for tid in tids:
-            what = _thread(entry, tid)
+            what = _printable(_thread(entry, tid))
             waits[what] = waits.get(what, 0) + 1
         where = "; ".join(f"{n}x {w}" if n > 1 else w for w, n in waits.items())
         lines.append(f"pid {entry} ({command}): {where}")

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -66,3 +67,21 @@ def test_a_session_is_one_line_per_process_with_where_it_waits(family):
     [grandchild] = [p for p in procinfo.descendants(family.pid) if p != family.pid]
     assert any(line.startswith(f"pid {grandchild} (") for line in lines), lines
     assert all(" sys=" in line for line in lines)
+
+
+def test_a_command_line_with_newlines_stays_on_its_line():
+    """The submission chooses its command line: a newline in it must not write a line of its own
+    into the operator's log."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "x\npid 1 (forged): R",
+                              "\x1b[2J"], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while "forged" not in procinfo.session(child.pid):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        text = procinfo.session(child.pid)
+        assert len(text.splitlines()) == 1 and "\x1b" not in text, text
+        assert text.startswith(f"pid {child.pid} (") and "x pid 1 (forged): R" in text
+    finally:
+        child.kill()
+        child.wait()
