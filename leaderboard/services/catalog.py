@@ -429,7 +429,14 @@ def task_add(*, files: dict[str, bytes], track: str, device: str | None = None,
             task, _ = task_store(entry=entry, definition=definition_of(boxed, where), ceilings=ceilings,
                                  added_by=added_by, origin=source)
             outcomes.append(Outcome(source=source, name=task.name, task=task))
-    return sorted(outcomes, key=lambda o: o.source)
+    return sorted(outcomes, key=lambda o: _problem_order(o.source))
+
+
+def _problem_order(source: str):
+    """A level's problems by number (`level1/2_x.py` before `level1/10_y.py`), then by name."""
+    folder, _, name = source.rpartition("/")
+    head = name.split("_", 1)[0]
+    return (folder, int(head) if head.isdigit() else float("inf"), name)
 
 
 def _shown(source, folder: str) -> str:

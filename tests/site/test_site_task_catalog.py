@@ -1,9 +1,10 @@
 """Adding tasks for real: `manage.py import_kernelbench`, `add_task`, `load_tasks` and the audit
 console's task form, each through `python -m evaluator describe` and `triage` in the box, over
-tests/data/site_tasks (a small checkout laid out like KernelBench's; its README says what each
-problem should come to). One box of each kind serves a whole level."""
+tests/data/kernelbench (problems laid out like a KernelBench checkout; EXPECTED.json says what
+each should come to). One box of each kind serves a whole level."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,18 @@ from site_helpers import queued_messages
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "site_tasks"
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "kernelbench"
+EXPECTED = json.loads((CORPUS / "EXPECTED.json").read_text())
+# what a refusal's line says for each kind of refusal EXPECTED.json names
+WHY_WORDS = {
+    "broken": ("importing it failed",),
+    "trivial_constant": ("constant",),
+    "trivial_insensitive": ("barely changes",),
+    "empty": ("empty",),
+    "too_fast": ("too fast to time",),
+    "too_large": ("more memory than the device has",),
+    "network": ("URLError", "network", "name resolution"),
+}
 
 
 @pytest.fixture
@@ -30,57 +42,65 @@ def lines_of(capsys) -> list[str]:
 
 
 def test_import_kernelbench_adds_or_refuses_each_problem_with_its_reason(task_commands, capsys):
-    call_command("import_kernelbench", str(DATA))
+    call_command("import_kernelbench", str(CORPUS))
     lines = lines_of(capsys)
-    assert lines[:2] == ["added 1_masked_double (kernelbench-level1)", "added 2_linear_relu (kernelbench-level1)"]
-    assert lines[2].startswith("refused level1/3_Broken.py: ") and "SyntaxError" in lines[2]
-    assert lines[3].startswith("refused level1/4_Ones.py: triage on cpu: ") and "constant" in lines[3]
-    assert lines[4:] == ["added 1_linear_tanh_scale (kernelbench-level2)"]
-    assert set(Task.objects.values_list("name", flat=True)) == {"1_masked_double", "2_linear_relu",
-                                                               "1_linear_tanh_scale"}
-    masked = Task.objects.get(name="1_masked_double")
-    assert masked.track == "kernelbench-level1" and masked.format == "kernelbench" and not masked.has_params
-    # its definition is its own file, as text, in its level's directory; nothing else of the level
-    assert masked.definition == {"level1/1_Masked-Double.py": (DATA / "level1" / "1_Masked-Double.py").read_text()}
-    assert masked.input_names == ["x", "mask"] and masked.origin == "level1/1_Masked-Double.py"
-    assert "boolean mask" in masked.description
+    assert len(lines) == len(EXPECTED) >= 20
+    by_file = {}
+    for line in lines:
+        if line.startswith("added "):
+            name, track = line[len("added "):].split(" ")
+            by_file[next(f for f, e in EXPECTED.items() if e["name"] == name)] = ("added", track.strip("()"), "")
+        else:
+            assert line.startswith("refused "), line
+            source, why = line[len("refused "):].split(": ", 1)
+            by_file[source] = ("refused", None, why)
+    assert set(by_file) == set(EXPECTED)
+    for path, expected in EXPECTED.items():
+        outcome, track, why = by_file[path]
+        assert outcome == expected["outcome"], (path, why)
+        if outcome == "added":
+            assert track == f"kernelbench-{path.split('/')[0]}"
+            task = Task.objects.get(name=expected["name"])
+            assert task.has_params == expected["params"] and task.format == "kernelbench", path
+            # its definition is its own file, as text, in its level's directory
+            assert task.definition == {path: (CORPUS / path).read_text()} and task.origin == path
+        else:
+            assert any(w in why for w in WHY_WORDS[expected["why"]]), (path, why)
+            assert not Task.objects.filter(name=expected["name"]).exists()
+    # a level's problems by number
+    level1 = [line.split(" ")[1] for line in lines if "level1" in line]
+    assert level1.index("2_scaled_tanh_gelu") < level1.index("10_rmsnorm_noaffine")
+
+    masked = Task.objects.get(name="6_masked_scale")
+    assert masked.input_names == ["x", "mask"] and "Masked scale" in masked.description
     # floors from the work describe stated, against the site's ceilings
     (cpu,) = masked.floors["cpu"]
     (work,) = masked.work["cpu"]
     assert cpu["shape"] == masked.bench_shapes["cpu"][0]
     assert cpu["floor_ms"] == pytest.approx(max(work["bytes"] / 1e12, work["flops"] / 1e13) * 1e3)
-    assert Task.objects.get(name="2_linear_relu").has_params
-    assert "ModelNew" in Task.objects.get(name="2_linear_relu").signature
-    assert Task.objects.get(name="1_linear_tanh_scale").track == "kernelbench-level2"
+    assert "ModelNew" in Task.objects.get(name="11_linear_relu").signature
 
     # again, one level, by number and by name: nothing changes, each says why
-    call_command("import_kernelbench", str(DATA), "--level", "1", "--only", "1,2_linear_relu")
-    again = lines_of(capsys)
-    assert again == [
-        "refused level1/1_Masked-Double.py: a task named 1_masked_double is on the site already "
-        "(kernelbench-level1); nothing changed",
-        "refused level1/2_Linear_ReLU.py: a task named 2_linear_relu is on the site already "
-        "(kernelbench-level1); nothing changed",
-    ]
-    assert Task.objects.count() == 3
+    call_command("import_kernelbench", str(CORPUS), "--level", "1", "--only", "6,11_linear_relu")
+    assert lines_of(capsys) == [
+        f"refused level1/{f}: a task named {n} is on the site already (kernelbench-level1); nothing changed"
+        for f, n in (("6_Masked-Scale.py", "6_masked_scale"), ("11_Linear_ReLU.py", "11_linear_relu"))]
 
 
 def test_add_task_puts_a_file_on_the_site_and_its_evaluations_find_it(task_commands, capsys):
     from leaderboard.tasks import sandbox_evaluate
 
-    call_command("add_task", str(DATA / "level1" / "1_Masked-Double.py"))
-    assert lines_of(capsys) == ["added 1_masked_double (kernelbench-level1)"]
-    call_command("add_task", str(DATA / "level1" / "3_Broken.py"), "--track", "added")
+    call_command("add_task", str(CORPUS / "level1" / "6_Masked-Scale.py"))
+    assert lines_of(capsys) == ["added 6_masked_scale (kernelbench-level1)"]
+    call_command("add_task", str(CORPUS / "level1" / "80_broken_syntax.py"), "--track", "added")
     (refused,) = lines_of(capsys)
-    assert refused.startswith("refused 3_Broken.py: ") and "SyntaxError" in refused
-    task = Task.objects.get(name="1_masked_double")
-    # the box of an evaluation gets the stored definition (EVALUATOR_TASKS_PATH), and judges by it:
-    # a kernel that triples instead of doubling is a mismatch against this file's Model
-    wrong = ("import torch\n\n\ndef custom_kernel(x, mask):\n"
-             "    return torch.where(mask, 3 * x, torch.zeros_like(x))\n")
-    result = sandbox_evaluate(source=wrong.encode(), task=task.name, mode="test", device="cpu",
-                              definition=task.definition)
-    assert result.report["verdict"] == "rejected", result.report["reasons"]
+    assert refused.startswith("refused 80_broken_syntax.py: ") and "SyntaxError" in refused
+    task = Task.objects.get(name="6_masked_scale")
+    # the box of an evaluation gets the stored definition (EVALUATOR_TASKS_PATH) and judges by it:
+    # a kernel that inverts the mask is a mismatch against this file's Model
+    wrong = (CORPUS / "solutions" / "6_masked_scale" / "wrong_inverted_mask.py").read_bytes()
+    result = sandbox_evaluate(source=wrong, task=task.name, mode="test", device="cpu", definition=task.definition)
+    assert result.report["task"] == "6_masked_scale"
     assert result.report["reason_codes"] == ["mismatch"], result.report["reasons"]
 
 
@@ -94,12 +114,13 @@ def test_load_tasks_reads_the_builtin_tasks_in_the_box(task_commands, capsys):
     assert softmax.definition == {} and softmax.format == "folder"
     assert softmax.origin == "evaluator/tasks/builtin/softmax"
     assert softmax.work["cuda"] and len(softmax.work["cuda"]) == len(softmax.bench_shapes["cuda"])
+    assert softmax.hidden and softmax.hidden["count"] > 0
     assert "tasks loaded" in capsys.readouterr().out
 
 
 def test_the_staff_form_has_the_worker_add_one_file(task_commands, client, staff, users, eval_queue, redis_client,
                                                     django_capture_on_commit_callbacks):
-    path = DATA / "level1" / "2_Linear_ReLU.py"
+    path = CORPUS / "level1" / "11_Linear_ReLU.py"
     client.force_login(users["ann"])
     with path.open("rb") as f:
         assert client.post(reverse("console_tasks"), {"file": f, "track": "added"}).status_code == 403
@@ -108,27 +129,27 @@ def test_the_staff_form_has_the_worker_add_one_file(task_commands, client, staff
         answer = client.post(reverse("console_tasks"), {"file": f, "track": "added"})
     assert answer.status_code == 302
     addition = TaskAddition.objects.get()
-    assert addition.status == "queued" and addition.filename == "2_Linear_ReLU.py"
+    assert addition.status == "queued" and addition.filename == "11_Linear_ReLU.py"
     # the worker's queue gets it by name: the triage runs on the site's device, between evaluations
     (message,) = queued_messages(redis_client, eval_queue)
     assert message["headers"]["task"] == routing.ADD_TASK_FILE
-    assert not Task.objects.filter(name="2_linear_relu").exists()  # the web process added nothing
+    assert not Task.objects.filter(name="11_linear_relu").exists()  # the web process added nothing
 
     services.task_addition_run(addition_id=addition.pk)  # what the worker runs
     addition.refresh_from_db()
-    assert addition.status == "done" and addition.lines == ["added 2_linear_relu (added)"]
-    task = Task.objects.get(name="2_linear_relu")
-    assert task.added_by == staff and task.definition == {"added/2_Linear_ReLU.py": path.read_text()}
-    page = client.get(reverse("console_tasks")).content.decode()
-    assert "added 2_linear_relu (added)" in page
+    assert addition.status == "done" and addition.lines == ["added 11_linear_relu (added)"]
+    task = Task.objects.get(name="11_linear_relu")
+    assert task.added_by == staff and task.has_params
+    assert task.definition == {"added/11_Linear_ReLU.py": path.read_text()}
+    assert "added 11_linear_relu (added)" in client.get(reverse("console_tasks")).content.decode()
 
-    # a file that does not load: refused, with describe's reason, on the same page
-    with (DATA / "level1" / "3_Broken.py").open("rb") as f:
+    # a problem the triage refuses: refused, with its reason, on the same page
+    with (CORPUS / "level1" / "82_trivial_constant.py").open("rb") as f:
         client.post(reverse("console_tasks"), {"file": f, "track": "added"})
-    broken = TaskAddition.objects.exclude(pk=addition.pk).get()
-    services.task_addition_run(addition_id=broken.pk)
-    broken.refresh_from_db()
-    (line,) = broken.lines
-    assert line.startswith("refused 3_Broken.py: ") and "SyntaxError" in line
-    assert "refused 3_Broken.py: " in client.get(reverse("console_tasks")).content.decode()
-    assert services.task_addition_run(addition_id=broken.pk) is None  # claimed once only
+    refused = TaskAddition.objects.exclude(pk=addition.pk).get()
+    services.task_addition_run(addition_id=refused.pk)
+    refused.refresh_from_db()
+    assert refused.lines == ["refused 82_trivial_constant.py: triage on cpu: its output is constant "
+                             "(1 everywhere, for two input draws)"]
+    assert "refused 82_trivial_constant.py: triage on cpu" in client.get(reverse("console_tasks")).content.decode()
+    assert services.task_addition_run(addition_id=refused.pk) is None  # claimed once only
