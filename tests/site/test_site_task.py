@@ -57,3 +57,27 @@ def test_a_submission_that_is_not_queued_is_skipped(task, owner):
     Submission.objects.filter(pk=sub.pk).update(status="running", claim_token="someone")
     assert evaluate_submission.apply(args=[sub.pk]).get() == "skipped"
     assert evaluate_submission.apply(args=[999_999]).get() == "skipped"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_added_tasks_definition_goes_into_the_box_of_its_evaluations(task, owner, monkeypatch):
+    """The worker hands the box the task's stored files (sandbox.evaluate's task_files, read-only at
+    /tasks there), and a built-in task's none; the real box's side is in test_site_task_catalog.py."""
+    import sandbox
+
+    from leaderboard.models import Task
+
+    seen = []
+
+    def evaluate(**kwargs):
+        seen.append(kwargs)
+        raise sandbox.SandboxError("stop here")
+
+    monkeypatch.setattr(sandbox, "evaluate", evaluate)
+    added = Task.objects.create(name="6_masked_scale", title="Masked scale", track="kernelbench-level1",
+                                format="kernelbench", definition={"level1/6_Masked-Scale.py": "class Model: ...\n"})
+    for t in (added, task):
+        evaluate_submission.apply(args=[make_queued(t, owner, mode="test", device_type="cpu").pk])
+    assert seen[0]["task"] == "6_masked_scale"
+    assert seen[0]["task_files"] == {"level1/6_Masked-Scale.py": b"class Model: ...\n"}
+    assert [s["task_files"] for s in seen if s["task"] == "softmax"][0] is None
