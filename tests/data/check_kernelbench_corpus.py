@@ -1,6 +1,6 @@
 """Check the KernelBench-format corpus and the built-in tasks' solutions against what they claim.
 
-    .venv/bin/python tests/data/kernelbench/check_corpus.py [--device cpu|cuda] [--only kernelbench|builtin]
+    .venv/bin/python tests/data/check_kernelbench_corpus.py [--device cpu|cuda] [--only kernelbench|builtin]
 
 Part 1, tests/data/kernelbench: every problem in EXPECTED.json is imported by path, Model is built
 from get_init_inputs() and run on two draws of get_inputs(); the script prints the inputs' and the
@@ -38,7 +38,7 @@ import textwrap
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent / "kernelbench"
 ROOT = HERE.parents[2]
 BUILTIN = ROOT / "evaluator" / "tasks" / "builtin"
 
