@@ -3,7 +3,6 @@
 The tolerance tests are the ones that matter: each asserts that an honest computation passes with
 margin and that a known way of cheating or cutting corners (fp16 for an fp32 task, fp8 for a bf16
 task, zeros, skipped rows or work) fails."""
-import math
 
 import pytest
 import torch

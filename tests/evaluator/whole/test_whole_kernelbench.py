@@ -1,8 +1,8 @@
 """A KernelBench-style problem the project has never seen, in EVALUATOR_TASKS_PATH, through
 `python -m evaluator`: listed under its normalised name (a broken file beside it named with its
-error), an honest ModelNew verified, a wrong one rejected as `mismatch`, one whose parameters do
-not match rejected as `params_mismatch` naming the keys; and the same for a problem without
-parameters whose inputs have different dtypes, answered by a custom_kernel."""
+error), an honest ModelNew verified, one whose parameters do not match rejected as
+`params_mismatch` naming the keys, and a custom_kernel verified on a problem without parameters
+whose inputs have three dtypes. (Wrong answers to such problems: tests/evaluator/tasks/test_tasks_corpus.py.)"""
 import json
 import os
 import shutil
@@ -84,18 +84,6 @@ class ModelNew(nn.Module):
         z = torch.addmm(self.proj.bias, x, self.proj.weight.t())
         return 0.5 * z * (1 + torch.erf(z / 2 ** 0.5))
 ''', "verified", None),
-    "wrong": ("41_proj_gelu", '''import torch
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def __init__(self, in_features, out_features):
-        super().__init__()
-        self.proj = nn.Linear(in_features, out_features)
-
-    def forward(self, x):
-        return torch.nn.functional.gelu(x @ self.proj.weight.t())  # the bias forgotten
-''', "rejected", "mismatch"),
     "renamed": ("41_proj_gelu", '''import torch
 import torch.nn as nn
 
@@ -115,12 +103,6 @@ def custom_kernel(x, index, mask):
     rows = x.index_select(0, index)
     return rows * (1.0 + mask.to(rows.dtype))
 ''', "verified", None),
-    "gather_wrong": ("7_gather_scale", '''import torch
-
-
-def custom_kernel(x, index, mask):
-    return x[: index.numel()] * (1.0 + mask.to(x.dtype))  # the index ignored
-''', "rejected", "mismatch"),
 }
 
 

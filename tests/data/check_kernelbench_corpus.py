@@ -1,6 +1,6 @@
 """Check the KernelBench-format corpus and the built-in tasks' solutions against what they claim.
 
-    .venv/bin/python tests/data/kernelbench/check_corpus.py [--device cpu|cuda] [--only kernelbench|builtin]
+    .venv/bin/python tests/data/check_kernelbench_corpus.py [--device cpu|cuda] [--only kernelbench|builtin]
 
 Part 1, tests/data/kernelbench: every problem in EXPECTED.json is imported by path, Model is built
 from get_init_inputs() and run on two draws of get_inputs(); the script prints the inputs' and the
@@ -16,7 +16,7 @@ custom_kernel is called; correct_* must match within 1e-4 relative (max abs erro
 wrong_* must be clearly off (above 1e-2 relative, or not finite), params_mismatch_* must raise in
 load_state_dict.
 
-Part 2, tests/data/builtin_solutions/<task>/{correct,wrong}/*.py: each custom_kernel is run on the
+Part 2, evaluator/tasks/builtin/<task>/solutions/{correct,wrong}/*.py: each custom_kernel is run on the
 task's make_inputs at its fixed test shapes, its CPU bench shape and a few other shapes, and
 judged with the task's own tolerance against reference_fp32, with the inputs checked for mutation
 and the output for aliasing an input. correct/ must pass everywhere; wrong/ must fail somewhere;
@@ -38,9 +38,9 @@ import textwrap
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent / "kernelbench"
 ROOT = HERE.parents[2]
-BUILTIN = ROOT / "tests" / "data" / "builtin_solutions"
+BUILTIN = ROOT / "evaluator" / "tasks" / "builtin"
 
 _args = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 _args.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
@@ -333,7 +333,7 @@ def check_builtin() -> None:
             fixed += [s for s in task.bench_shapes_cpu if s not in fixed]
         others = EXTRA_SHAPES[keys]
         print(f"{task.name}: fixed shapes {len(fixed)}, other shapes {others}")
-        for sol_path in sorted(task_dir.glob("*/*.py")):
+        for sol_path in sorted(task_dir.glob("solutions/*/*.py")):
             kind = sol_path.parent.name
             label = f"{task.name}/{kind}/{sol_path.name}"
             fn = load(sol_path).custom_kernel
