@@ -42,6 +42,6 @@ __all__ = [
     "submission_create_once", "submission_disqualify", "submission_enqueue", "submission_fail", "submission_heartbeat",
     "submission_publish", "submission_release_for_retry", "submission_rerun", "submission_set_phase",
     "submission_store_result", "submissions_requeue_orphans", "submissions_requeue_stuck",
-    "task_add", "task_addition_request", "task_addition_run", "task_record_calibration", "task_retire", "task_store", "task_sync", "tasks_load_builtin",
-    "tasks_refloor", "upload_allowance", "user_ban", "user_unban",
+    "task_add", "task_addition_request", "task_addition_run", "task_record_calibration", "task_retire",
+    "task_store", "task_sync", "tasks_load_builtin", "tasks_refloor", "upload_allowance", "user_ban", "user_unban",
 ]

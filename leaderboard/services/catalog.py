@@ -202,7 +202,8 @@ def spec_entry(spec) -> dict:
     return {
         "name": spec.name, "format": "folder", "source": "", "track": Task.BUILTIN, "title": spec.title,
         "description": spec.description, "signature": spec.signature, "reference_source": reference_source,
-        "input_names": list(spec.input_names), "output_dtype": str(getattr(spec, "output_dtype", "")).replace("torch.", ""),
+        "input_names": list(spec.input_names),
+        "output_dtype": str(getattr(spec, "output_dtype", "")).replace("torch.", ""),
         "test_shapes": [dict(s) for s in spec.test_shapes],
         "hidden": hidden,
         "bench_shapes": bench,
@@ -401,8 +402,8 @@ def task_add(*, files: dict[str, bytes], track: str, device: str | None = None,
                 f"{', retired' if existing.retired else ''}); nothing changed")))
             continue
         if fields["name"] in candidates:
-            outcomes.append(Outcome(source=source, name=fields["name"],
-                                    why=f"{_shown(candidates[fields['name']][0], folder)} is named {fields['name']} too"))
+            first = _shown(candidates[fields["name"]][0], folder)
+            outcomes.append(Outcome(source=source, name=fields["name"], why=f"{first} is named {fields['name']} too"))
             continue
         candidates[fields["name"]] = (where, entry, fields)
     if candidates:

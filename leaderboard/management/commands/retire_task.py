@@ -20,4 +20,5 @@ class Command(BaseCommand):
         if task is None:
             raise CommandError(f"no task named {name!r}")
         task = services.task_retire(task=task, retired=not undo)
-        self.stdout.write(f"{task.name}: {'retired (no new uploads; its boards stay)' if task.retired else 'takes uploads'}")
+        state = "retired (no new uploads; its boards stay)" if task.retired else "takes uploads"
+        self.stdout.write(f"{task.name}: {state}")
