@@ -69,7 +69,8 @@ def test_pasted_code_is_called_code_and_its_errors_show_no_backticks(logged_in, 
     r = post(logged_in, task, code="import torch\n\ndef my_kernel(x):\n    return x\n")
     html = r.content.decode()
     errors = re.search(r'<ul class="errorlist[^"]*"[^>]*>(.*?)</ul>', html, re.S).group(1)
-    assert errors == "<li>The code does not define a top-level custom_kernel.</li>"
+    assert errors == ("<li>The code does not define a top-level custom_kernel (or, for a KernelBench-style task, "
+                      "a class ModelNew).</li>")
     assert "`" not in html.split('<form')[1].split("</form>")[0].replace(r.wsgi_request.POST["code"], "")
     wrong_task = post(logged_in, task, code="def custom_kernel(x, w, b):\n    return x\n").content.decode()
     assert "this code&#x27;s takes (x, w, b)" in wrong_task and "file" not in wrong_task.split("errorlist")[1][:300]

@@ -128,3 +128,14 @@ def test_uploads_checked_on_many_threads_parse_one_at_a_time(monkeypatch):
     for t in threads:
         t.join()
     assert most[0] == 1
+
+
+def test_a_class_model_new_is_an_entry_and_its_signature_is_not_checked():
+    """A KernelBench-style task's submission is a class ModelNew (evaluator/tasks/kernelbench.py):
+    it passes the upload check, and the custom_kernel signature check leaves it alone."""
+    from evaluator.contract.upload import check_signature, check_upload
+
+    source = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+    assert check_upload(source) == []
+    assert check_signature(source, ("x", "w"), "3_linear") == []
+    assert check_upload("class ModelOld:\n    pass\n")[0][0] == "no_custom_kernel"
