@@ -153,3 +153,20 @@ def test_the_staff_form_has_the_worker_add_one_file(task_commands, client, staff
                              "(1 everywhere, for two input draws)"]
     assert "refused 82_trivial_constant.py: triage on cpu" in client.get(reverse("console_tasks")).content.decode()
     assert services.task_addition_run(addition_id=refused.pk) is None  # claimed once only
+
+
+def test_calibrate_measures_an_added_task_from_its_stored_files(task_commands, capsys):
+    """`manage.py calibrate --task NAME` of a task added from a file: the evaluator reads the
+    stored definition (laid out under EVALUATOR_TASKS_PATH for the command's duration), and the
+    ruler's readings land on the task's row for this device type."""
+    import os
+
+    call_command("add_task", str(CORPUS / "level1" / "6_Masked-Scale.py"))
+    capsys.readouterr()
+    before = os.environ.get("EVALUATOR_TASKS_PATH")
+    call_command("calibrate", "--task", "6_masked_scale")
+    out = capsys.readouterr().out
+    assert out.startswith("6_masked_scale") and "reference vs eager" in out, out
+    assert os.environ.get("EVALUATOR_TASKS_PATH") == before
+    entry = Task.objects.get(name="6_masked_scale").calibration_for("cpu")
+    assert entry and not entry["errors"] and entry["reference_vs_eager"] and entry["compile_vs_compile"], entry
