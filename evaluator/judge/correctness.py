@@ -46,8 +46,12 @@ def test_shape(ev, shape: dict, seed: int) -> None:
     """One row of the report's tests: passed, or the first failure (which ends the evaluation)."""
     where = f"test shape {fmt(shape)}"
     public = [dict(s) for s in ev.setup.task.test_shapes]
-    row = {"shape": {k: v for k, v in shape.items() if k != "family"}, "hidden": shape not in public,
-           "family": shape.get("family")}
+    # a drawn shape is marked, with its input family (the report leaves both out otherwise)
+    row = {"shape": {k: v for k, v in shape.items() if k != "family"}}
+    if shape not in public:
+        row["hidden"] = True
+    if shape.get("family"):
+        row["family"] = shape["family"]
     try:
         first = ev.call(shape, seed, where, check=True, keep=True, first=True)
         if shape in ev.setup.small_shapes:

@@ -1,6 +1,6 @@
 """evaluator/judge/correctness.py through real test-mode evaluations on the CPU (the `evaluate`
-fixture of tests/evaluator/conftest.py): one row per test shape in the task's order, a progress
-line per shape, the small shapes called twice (a kernel that answers differently the second time
+fixture of tests/evaluator/conftest.py): one row per test shape, the task's public ones in order
+and then those drawn for the evaluation (marked hidden), a progress line per shape, the small shapes called twice (a kernel that answers differently the second time
 on one of them fails there, and no later shape is called), a large shape called once."""
 import json
 from types import SimpleNamespace
@@ -48,23 +48,29 @@ def test_every_test_shape_gets_a_row_and_a_progress_line(evaluate, tmp_path, mon
     # rule); every correctness check passed
     assert report["verdict"] == "flagged" and "nondeterministic" not in report["reason_codes"], report["reasons"]
     rows = report["tests"]
-    assert [r["shape"] for r in rows] == [dict(s) for s in TASK.test_shapes]
+    public = len(TASK.test_shapes)
+    assert [r["shape"] for r in rows[:public]] == [dict(s) for s in TASK.test_shapes]
+    assert len(rows) > public and all(r["hidden"] for r in rows[public:])
+    assert not any("hidden" in r for r in rows[:public])
+    assert {r.get("family") for r in rows[public:]} >= {"large_magnitude", "neg_inf"}
     assert all(r["passed"] and r["message"] == "" and 0 <= r["max_abs_err"] < 1e-5 for r in rows)
     steps = [json.loads(line) for line in progress.read_text().splitlines()]
     shapes = [(p["k"], p["n"]) for p in steps if p["step"] == "correctness"]
-    n = len(TASK.test_shapes)
+    n = len(rows)
     assert shapes == [(k, n) for k in range(1, n + 1)]
     assert report["phases"]["correctness_s"] > 0
 
 
 @pytest.mark.parametrize("small", [True, False])
 def test_two_answers_on_one_input_fail_only_where_the_shape_is_called_twice(evaluate, small):
-    shape = SMALL[-1] if small else LARGE[0]
+    # the 1x1 shape is always among the smallest; 257 x 4099 never is (the CPU's hidden shapes
+    # have at most 65,536 elements)
+    shape = SMALL[0] if small else {"M": 257, "N": 4099}
     src = TWICE_DIFFERENT.replace("{shape}", repr((shape["M"], shape["N"])))
     report = evaluate(src)
     rows = report["tests"]
     if not small:  # called once: each answer alone is within tolerance
-        assert report["verdict"] == "flagged" and all(r["passed"] for r in rows) and len(rows) == len(TASK.test_shapes)
+        assert report["verdict"] == "flagged" and all(r["passed"] for r in rows) and len(rows) > len(TASK.test_shapes)
         return
     assert report["verdict"] == "rejected"
     assert "nondeterministic" in report["reason_codes"]  # beside suspicious_source (it imports evaluator)
@@ -80,7 +86,8 @@ class Evaluation:
     answering with the outputs given, in order."""
 
     def __init__(self, outs):
-        self.setup, self.report = SimpleNamespace(task=TASK, small_shapes=SMALL), {"tests": []}
+        self.setup = SimpleNamespace(task=TASK, small_shapes=SMALL, test_shapes=[dict(s) for s in TASK.test_shapes])
+        self.report = {"tests": []}
         self.outs, self.wheres = list(outs), []
 
     def call(self, shape, seed, where, **kw):

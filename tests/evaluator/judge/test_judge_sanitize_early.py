@@ -181,7 +181,7 @@ def test_the_early_start_is_off_unless_asked_for(tool, monkeypatch):
     from types import SimpleNamespace
 
     tool("exit 0")
-    ev = SimpleNamespace(device="cuda", mode="ranked", source=b"", task_name="softmax")
+    ev = SimpleNamespace(device="cuda", mode="ranked", source=b"", task_name="softmax", task_ref="softmax")
     monkeypatch.delenv("EVALUATOR_SANITIZE_EARLY", raising=False)
     assert sanitize.Early.begin(ev) is None
     monkeypatch.setenv("EVALUATOR_SANITIZE_EARLY", "1")

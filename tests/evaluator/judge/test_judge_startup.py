@@ -37,7 +37,11 @@ def test_prepare_returns_the_setup_and_sets_nothing_on_the_evaluation(own_cache)
         assert isinstance(setup, startup.Setup) and ev.setup is None
         assert setup.task.name == "softmax" and setup.cache == setup.tmp_cache == own_cache[0]
         assert setup.caller.task is setup.task and setup.work.submission.exists()
-        assert setup.small_shapes == sorted(setup.task.test_shapes, key=startup.shape_size)[:startup.SMALL_SHAPES_CPU]
+        # the public test shapes, then those drawn under this evaluation's seed
+        public = [dict(s) for s in setup.task.test_shapes]
+        assert setup.test_shapes[:len(public)] == public and len(setup.test_shapes) > len(public)
+        assert setup.test_shapes == setup.task.test_shapes_for(ev.derive(ev.master, "shapes"), "cpu")
+        assert setup.small_shapes == sorted(setup.test_shapes, key=startup.shape_size)[:startup.SMALL_SHAPES_CPU]
         assert setup.probe is None and setup.ceilings is None  # test mode: nothing is timed
         assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == os.path.join(setup.cache, "inductor")
         assert "versions" in ev.report

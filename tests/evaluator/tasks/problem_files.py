@@ -25,7 +25,8 @@ def _problem(forward: str, inputs: str, constants: str, init: str = "", init_inp
 
 PROBLEMS = {
     "level1/1_Scale-Tanh.py": _problem("torch.tanh(x * 1.5)", "[torch.randn(batch, dim)]", "batch = 64\ndim = 4096"),
-    "level1/2_Row-Sum.py": _problem("x.sum(dim=1)", "[torch.randn(batch, dim)]", "batch = 256\ndim = 4096"),
+    "level1/2_Row-Sum.py": _problem("torch.log1p(x.abs()).sum(dim=1)", "[torch.randn(batch, dim)]",
+                                    "batch = 256\ndim = 4096"),
     "level2/3_Linear_ReLU.py": _problem("torch.relu(self.fc(x))", "[torch.randn(batch, n_in)]",
                                         "batch = 128\nn_in = 256\nn_out = 256",
                                         init="n_in, n_out: self.fc = nn.Linear(n_in, n_out)",

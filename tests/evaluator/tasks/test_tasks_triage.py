@@ -15,7 +15,7 @@ def test_the_triage_refuses_each_problem_with_its_reason(tmp_path):
         row = by_name[name]
         if why is None:
             assert row["ok"] and not row["reasons"], row
-            assert row["readings"]["relative_change"] > 0.1 and row["readings"]["reference_ms"] > 0.02
+            assert row["readings"]["relative_change"] > 1e-2 and row["readings"]["reference_ms"] > 0.02
         else:
             assert not row["ok"] and why in " ".join(row["reasons"]), (name, row)
 

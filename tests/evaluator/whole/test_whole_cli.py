@@ -27,8 +27,9 @@ def test_a_verified_run_exits_0_with_a_summary_and_a_valid_report(tmp_path):
     p = cli("run", str(HONEST), "--task", "softmax", "--device", "cpu", "--mode", "test", "--json", str(out))
     assert p.returncode == 0, p.stderr
     assert "softmax on cpu: Verified (test run)" in p.stdout
-    assert "6 of 6 shapes passed" in p.stdout
     report = validate(json.loads(out.read_text()))
+    n = len(report["tests"])
+    assert n > 6 and f"{n} of {n} shapes passed" in p.stdout  # six public shapes, then the hidden ones
     assert report["verdict"] == "verified"
 
 
@@ -155,13 +156,14 @@ def test_a_failure_of_the_judge_exits_3_with_its_trace_and_no_report(tmp_path):
     assert not out.exists()
 
 
-def test_the_summary_counts_the_test_shapes_a_failure_left_unrun():
+def test_the_summary_says_where_a_failure_stopped_the_test_shapes():
     from evaluator.cli import summary
 
     tests = [{"shape": {"M": 1, "N": 1}, "passed": True}, {"shape": {"M": 7, "N": 131}, "passed": False}]
     text = summary({"task": "softmax", "device": "cpu", "verdict": "rejected", "mode": "ranked", "tests": tests,
                     "reason_codes": ["mismatch"], "reasons": ["wrong answer"], "phases": {}})
-    assert "tests: 1 of 6 shapes passed (stopped at the first failure: 4 not run)" in text
+    # how many shapes a failure left unrun is not known: the hidden ones are drawn per evaluation
+    assert "tests: 1 of 2 shapes passed (stopped at the first failure)" in text
     text = summary({"task": "softmax", "device": "cpu", "verdict": "verified", "mode": "test",
                     "tests": [{"shape": {}, "passed": True}] * 6, "reason_codes": [], "reasons": [], "phases": {}})
     assert "tests: 6 of 6 shapes passed\n" in text + "\n"
