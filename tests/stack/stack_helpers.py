@@ -74,9 +74,15 @@ class Stack:
             assert self.proc.poll() is None, f"make run exited with {self.proc.returncode}:\n{self.output()[-4000:]}"
             try:
                 with urllib.request.urlopen(self.url + "/healthz", timeout=2):
-                    return
+                    pass
             except (urllib.error.URLError, ConnectionError, OSError):
                 time.sleep(0.5)
+                continue
+            # scripts/run.sh says the address once its own probe of the port answers (every
+            # 0.2 s): serving and said go together for the newcomer, after a moment
+            if f"site on {self.url}" in self.output():
+                return
+            time.sleep(0.1)
         raise AssertionError(f"the site did not answer within {timeout_s} s:\n{self.output()[-4000:]}")
 
     def health(self) -> dict:
