@@ -191,7 +191,7 @@ class Harness(BatchCalls):
         else:
             self.fns = {}
             try:
-                fn = self.task.entry(module)
+                fn = self.task.entry(module, self.device)
             except EntryError as e:
                 self.fail(e.code, str(e))
             except BaseException as e:  # noqa: BLE001 - ModelNew's constructor is the submission's code

@@ -73,7 +73,7 @@ def _child(argv) -> int:
     module = importlib.util.module_from_spec(spec)
     sys.modules["submission"] = module
     spec.loader.exec_module(module)
-    kernel = task.entry(module)
+    kernel = task.entry(module, a.device)
     out = kernel(*inputs)
     _sync(a.device)
     _write_output(out, a.dir)

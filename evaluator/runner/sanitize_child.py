@@ -30,7 +30,7 @@ def main(argv) -> int:
     spec = importlib.util.spec_from_file_location("submission", a.source)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    task.entry(module)(*inputs)
+    task.entry(module, "cuda")(*inputs)
     torch.cuda.synchronize()
     return 0
 

@@ -113,12 +113,12 @@ class Task:
         the candidate's ModelNew."""
         return self.model.problem.module.Model if self.model is not None else None
 
-    def entry(self, module) -> Callable:
+    def entry(self, module, device: str = "cpu") -> Callable:
         """What the judge calls in a loaded submission: its `custom_kernel`, or for a problem with
-        parameters its `ModelNew` built and loaded with the reference's parameters. Raises
-        EntryError with a reason code and a message the submitter reads."""
+        parameters its `ModelNew` built, loaded with the reference's parameters and moved to
+        `device`. Raises EntryError with a reason code and a message the submitter reads."""
         if self.model is not None:
-            return self.model.entry(self, module)
+            return self.model.entry(self, module, device)
         fn = getattr(module, "custom_kernel", None)
         if not callable(fn):
             raise EntryError("no_custom_kernel", "the submission does not define a callable custom_kernel")

@@ -26,6 +26,7 @@ import inspect
 import math
 import re
 import sys
+import threading
 import tomllib
 from pathlib import Path
 
@@ -46,6 +47,10 @@ CPU_BENCH_ELEMENTS = 1 << 20
 CPU_TEST_ELEMENTS = 1 << 16
 HIDDEN_COUNT = 3
 OVERRIDES = ("title", "bound", "max_speedup_vs_compile", "tolerance")
+# a problem's inputs and parameters come from torch's global generator and the module's constants,
+# both of the whole process: the judge makes inputs in two threads at once (the compile beside
+# the correctness phase), so each draw holds this lock
+DRAWING = threading.RLock()
 
 
 class ProblemError(ValueError):
@@ -97,24 +102,25 @@ class Problem:
 
     @contextlib.contextmanager
     def at(self, shape: dict):
-        """The module's constants set to `shape` while the block runs."""
-        ns = vars(self.module)
-        saved = {k: ns[k] for k in shape if k in ns}
-        ns.update({k: v for k, v in shape.items() if k in saved})
-        try:
-            yield
-        finally:
-            ns.update(saved)
+        """The module's constants set to `shape` while the block runs (one block at a time)."""
+        with DRAWING:
+            ns = vars(self.module)
+            saved = {k: ns[k] for k in shape if k in ns}
+            ns.update({k: v for k, v in shape.items() if k in saved})
+            try:
+                yield
+            finally:
+                ns.update(saved)
 
     def inputs(self, shape: dict, seed: int, device: str) -> tuple:
         with self.at(shape), torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+            _seed_cpu(seed)
             made = list(self.module.get_inputs())
         return tuple(x.to(device) if torch.is_tensor(x) else x for x in made)
 
     def model(self, seed: int):
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+        with DRAWING, torch.random.fork_rng(devices=[]):
+            _seed_cpu(seed)
             return self.module.Model(*self.module.get_init_inputs()).eval()
 
     def meta_run(self, shape: dict):
@@ -125,6 +131,12 @@ class Problem:
             with torch.no_grad():
                 out = model(*inputs)
         return inputs, out, model
+
+
+def _seed_cpu(seed: int) -> None:
+    # the CPU generator only: torch.manual_seed would also reseed every CUDA device's generator,
+    # which fork_rng(devices=[]) does not put back (a problem's get_inputs draws on the CPU)
+    torch.random.default_generator.manual_seed(seed)
 
 
 def _nbytes(t) -> int:
@@ -170,7 +182,7 @@ class Parameters:
         with torch.no_grad():
             return self._copy(_device_of(inputs), dtype)(*_cast(inputs, dtype))
 
-    def entry(self, task: Task, module):
+    def entry(self, task: Task, module, device: str = "cpu"):
         cls = getattr(module, "ModelNew", None)
         if not isinstance(cls, type):
             fn = getattr(module, "custom_kernel", None)
@@ -191,7 +203,7 @@ class Parameters:
                     ([f"shapes differ for {resized[:8]}"] if resized else [])
             raise EntryError("params_mismatch", "ModelNew's state_dict does not match the reference's: " + "; ".join(parts))
         model.load_state_dict(self.state, strict=True)
-        return model.eval()
+        return model.to(device).eval()
 
 
 def _device_of(inputs) -> torch.device:
@@ -241,7 +253,7 @@ class Plain:
     def bind(self, task: Task, seed: int) -> Task:
         return task
 
-    def entry(self, task: Task, module):
+    def entry(self, task: Task, module, device: str = "cpu"):
         fn = getattr(module, "custom_kernel", None)
         if callable(fn):
             return fn
@@ -251,7 +263,7 @@ class Plain:
             if isinstance(model, torch.nn.Module) and model.state_dict():
                 raise EntryError("params_mismatch", "ModelNew has parameters or buffers; the reference has none: "
                                  f"unexpected keys {sorted(model.state_dict())[:8]}")
-            return model.eval() if isinstance(model, torch.nn.Module) else model
+            return model.to(device).eval() if isinstance(model, torch.nn.Module) else model
         raise EntryError("no_custom_kernel", "the submission does not define a callable custom_kernel or a class ModelNew")
 
 

@@ -157,3 +157,42 @@ def test_overrides_beside_the_file(tmp_path):
 def test_a_file_that_cannot_load_says_why(tmp_path, text, why):
     with pytest.raises(ProblemError, match=why):
         problem(tmp_path, f"bad_{abs(hash(text))}.py", text)
+
+
+def test_model_new_is_moved_to_the_device(tmp_path):
+    """The judge's device reaches ModelNew: a module left on the CPU would meet CUDA inputs."""
+    task = problem(tmp_path, "p.py", LINEAR).bind(3)
+
+    class Honest(torch.nn.Module):
+        def __init__(self, i, o):
+            super().__init__()
+            self.fc = torch.nn.Linear(i, o)
+
+    fn = task.entry(Module(ModelNew=Honest), "meta")
+    assert {p.device.type for p in fn.parameters()} == {"meta"}
+
+
+def test_inputs_drawn_in_two_threads_at_once_are_those_drawn_alone(tmp_path):
+    """The judge makes inputs in two threads (the compile beside the correctness phase): the
+    module's constants and torch's generator are the process's, so draws take turns."""
+    import threading
+
+    task = problem(tmp_path, "p.py", LINEAR)
+    shapes = [{"batch_size": b, "in_features": 64, "out_features": 32} for b in (3, 17)]
+    alone = [task.make_inputs(s, 10 + i, "cpu")[0] for i, s in enumerate(shapes)]
+    got, errors = {0: [], 1: []}, []
+
+    def draw(i):
+        try:
+            for _ in range(200):
+                got[i].append(task.make_inputs(shapes[i], 10 + i, "cpu")[0])
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=draw, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert all(torch.equal(x, alone[i]) for i in (0, 1) for x in got[i])
