@@ -73,9 +73,10 @@ def token_for_a_new_user(root: Path) -> str:
     return key.stdout.strip()
 
 
-def ctrl_c_and_watch(stack: Stack, timeout_s: float = 120) -> dict[str, float]:
+def ctrl_c_and_watch(stack: Stack, timeout_s: float = 360) -> dict[str, float]:
     """Ctrl-C, then the time (from the Ctrl-C) at which the last Celery worker process and the
-    last redis-server of the copy were gone."""
+    last redis-server of the copy were gone. The worker first ends the evaluation it runs, which
+    run.sh waits for up to its time limit and 30 s: on a loaded machine, minutes."""
     gone: dict[str, float] = {}
     t0 = time.monotonic()
     os.killpg(stack.proc.pid, signal.SIGINT)
@@ -89,7 +90,7 @@ def ctrl_c_and_watch(stack: Stack, timeout_s: float = 120) -> dict[str, float]:
         if len(gone) == 2 and stack.proc.poll() is not None:
             break
         time.sleep(0.05)
-    stack.proc.wait(timeout=10)
+    stack.proc.wait(timeout=60)
     stack.log.close()
     return gone
 

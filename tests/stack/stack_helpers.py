@@ -165,8 +165,10 @@ class Stack:
                 pass
         return pids
 
-    def ctrl_c(self, timeout_s: float = 60) -> None:
-        """What Ctrl-C in the launcher's terminal does: SIGINT to its whole process group."""
+    def ctrl_c(self, timeout_s: float = 180) -> None:
+        """What Ctrl-C in the launcher's terminal does: SIGINT to its whole process group. The
+        launcher's own stop is bounded (an idle worker 30 s, the web server, beat and repair 15 s,
+        Redis 30 s); on a loaded machine it takes most of that."""
         try:
             os.killpg(self.proc.pid, signal.SIGINT)
         except ProcessLookupError:
