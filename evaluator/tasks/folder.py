@@ -43,7 +43,11 @@ def _shapes(value, where: str, *, allow_empty: bool = False) -> tuple[dict, ...]
 def _import(path: Path, name: str):
     """reference.py as a module of its own (evaluator_task_<name>): trusted staff code, imported
     only by the evaluator's processes in the box."""
-    module_name = f"evaluator_task_{name}"
+    return import_file(path, f"evaluator_task_{name}")
+
+
+def import_file(path: Path, module_name: str):
+    """A task's file imported once per process as `module_name` (the loaders of both formats)."""
     if module_name in sys.modules:
         return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, path)

@@ -21,11 +21,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-import importlib.util
 import inspect
 import math
 import re
-import sys
 import threading
 import tomllib
 from pathlib import Path
@@ -33,6 +31,7 @@ from pathlib import Path
 import torch
 
 from evaluator.tasks.base import EntryError, Task, Tolerance
+from evaluator.tasks.folder import import_file
 from evaluator.tasks.hidden import Dims, Hidden
 
 # |out - gold| <= atol * rms(gold) + rtol * |gold| (evaluator/tasks/base.py Tolerance), by the
@@ -67,18 +66,7 @@ def is_problem(path: Path) -> bool:
 
 def _import(path: Path, name: str):
     # one module per file: two tracks may hold problems of one name
-    module_name = f"evaluator_problem_{name}_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:8]}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[module_name]
-        raise
-    return module
+    return import_file(path, f"evaluator_problem_{name}_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:8]}")
 
 
 def _names_read(fn) -> set[str]:

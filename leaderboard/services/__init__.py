@@ -23,8 +23,8 @@ These last five are imported as modules (`from leaderboard.services import compe
 """
 from leaderboard.services.audit import (submission_approve, submission_disqualify, submission_publish,
                                         submission_rerun, user_ban, user_unban)
-from leaderboard.services.catalog import (task_add, task_addition_request, task_addition_run, task_record_calibration,
-                                          task_retire, task_store, task_sync, tasks_load_builtin, tasks_refloor)
+from leaderboard.services.catalog import task_record_calibration, task_retire, task_store, task_sync, tasks_refloor
+from leaderboard.services.task_additions import task_add, task_addition_request, task_addition_run, tasks_load_builtin
 from leaderboard.services.errors import KeyReused, NotAllowed, QueueFull, RateLimited
 from leaderboard.services.idempotency import submission_create_once
 from leaderboard.services.pipeline import (fair_order, submission_claim, submission_claim_next,

@@ -14,7 +14,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.management.taskfiles import add_and_report
-from leaderboard.services.catalog import kernelbench_name
+from leaderboard.services.task_additions import kernelbench_name
 
 LEVEL = re.compile(r"^level(\d{1,3})$")
 
