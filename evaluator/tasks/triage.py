@@ -6,13 +6,16 @@ A problem is refused when
 - its output barely changes between two input draws (relative change below MIN_CHANGE): a
   kernel could answer from a cached output (robust-kbench found many such problems);
 - its reference takes less than MIN_MS a call at the benchmark shape: launch overhead, not the
-  kernel, would then be timed;
+  kernel, would then be timed; on a CPU also when it takes less than MIN_GROWTH times its time
+  at its smallest shape (every free constant at 1): a CPU call's overhead moves with the
+  machine's load, so an absolute floor alone would decide a small reduction either way;
 - it reaches for the network (sockets are refused here; the box has none anyway);
 - it runs out of memory at the benchmark shape and at every smaller shape tried.
 Runs in the box: the problem file is staff code, and the triage only reports what it saw.
 """
 from __future__ import annotations
 
+import math
 import socket
 import statistics
 import time
@@ -23,7 +26,8 @@ from evaluator.tasks import loader
 from evaluator.tasks.describe import sources_of
 
 MIN_CHANGE = 1e-3
-MIN_MS = {"cuda": 0.01, "cpu": 0.02}
+MIN_MS = {"cuda": 0.01, "cpu": 0.012}
+MIN_GROWTH = 1.5
 CALLS = 20
 
 
@@ -118,7 +122,30 @@ def judge_one(task, device: str) -> tuple[list[str], dict]:
     if ms < MIN_MS[device]:
         reasons.append(f"its reference is too fast to time on this device ({ms * 1e3:.1f} us a call at "
                        f"{readings['shape']}; at least {MIN_MS[device] * 1e3:.0f} us)")
+    elif device == "cpu" and (smallest := _smallest(task, readings["shape"], shapes)) is not None:
+        try:
+            small_ms = ms if smallest == readings["shape"] else \
+                _time_ms(task.reference, task.make_inputs(smallest, 1, device), device)
+        except Exception:  # noqa: BLE001 (a convolution narrower than its kernel, say: no reading)
+            return reasons, readings
+        readings["smallest_shape"], readings["smallest_ms"] = smallest, small_ms
+        if ms < MIN_GROWTH * small_ms:
+            reasons.append(f"its reference is too fast to time on this device ({ms * 1e3:.1f} us a call at "
+                           f"{readings['shape']}, {small_ms * 1e3:.1f} us at {smallest}: the call's "
+                           f"overhead, not its work, would be timed)")
     return reasons, readings
+
+
+def _smallest(task, shape: dict, shapes: list[dict]) -> dict | None:
+    """The shape to hold the benchmark shape's time against: a KernelBench-style problem's with
+    each free constant at 1 (its benchmark shape itself when already there: then it times
+    nothing but the call), a folder task's smallest test shape (None when that is the benchmark
+    shape: a folder task's shapes are written, not drawn down to 1)."""
+    free = getattr(getattr(task.hidden, "problem", None), "free", None)
+    if free:
+        return {k: 1 if k in free else v for k, v in shape.items()}
+    small = min(shapes, key=lambda s: math.prod(s.values()))
+    return None if small == shape else small
 
 
 def triage(paths: list[str], device: str) -> dict:

@@ -35,3 +35,42 @@ def test_describe_gives_what_the_site_stores(tmp_path):
     builtin = {r["name"]: r for r in describe([])["tasks"]}
     assert builtin["softmax"]["hidden"] == {"count": 3, "families": ["large_magnitude", "neg_inf"]}
     assert builtin["softmax"]["work"]["cuda"] == [{"flops": 5.0 * 8192 * 8192, "bytes": 2.0 * 8192 * 8192 * 4}]
+
+
+FIXED_COST = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """x * 2 behind two hundred one-element operations: the call costs the same at every shape."""
+
+    def forward(self, x):
+        y = x[:1, :1]
+        for _ in range(200):
+            y = y + 0
+        return x * 2 + y * 0
+
+
+batch_size = 4
+dim = 256
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_a_cpu_reference_whose_time_does_not_grow_with_the_shape_is_too_fast(tmp_path):
+    # above the absolute floor, yet mostly call overhead: its smallest test shape costs as much
+    (tmp_path / "level1").mkdir()
+    (tmp_path / "level1" / "1_fixed_cost.py").write_text(FIXED_COST)
+    row = triage([str(tmp_path)], "cpu")["results"][0]
+    readings = row["readings"]
+    assert readings["reference_ms"] > 0.012, readings
+    assert readings["reference_ms"] < 1.5 * readings["smallest_ms"], readings
+    assert not row["ok"] and "overhead, not its work" in " ".join(row["reasons"]), row

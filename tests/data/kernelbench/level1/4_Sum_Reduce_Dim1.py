@@ -13,9 +13,9 @@ class Model(nn.Module):
         return torch.sum(x, dim=self.dim)
 
 
-batch_size = 32
-dim1 = 1024
-dim2 = 64
+batch_size = 64
+dim1 = 4096
+dim2 = 128
 reduce_dim = 1
 
 
