@@ -4,6 +4,7 @@ The real services (PostgreSQL, Redis, Docker engine, Chromium) are started by `m
 (scripts/services.sh). A test that needs one asks `require(...)`: without the service it skips on
 a developer's machine, and FAILS under CI=true so that a broken CI can never pass by skipping.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -51,6 +52,7 @@ def pytest_addoption(parser):
 
 def pytest_collection_modifyitems(config, items):
     _keep_part(config, items)
+    _longest_modules_first(items)
     # GPU tests skip without a GPU, in CI too: CI machines have none.
     if cuda_available():
         return
@@ -58,6 +60,20 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip_gpu)
+
+
+def _longest_modules_first(items) -> None:
+    """The modules that took longest last time first (tests/module_durations.json; a module not
+    listed last, each module's tests in their own order). Under `--dist loadscope` with
+    `--no-loadscope-reorder` the workers take modules in this order, so no long module starts
+    near the end while the other workers run out of work."""
+    path = os.path.join(os.path.dirname(__file__), "module_durations.json")
+    try:
+        with open(path) as f:
+            seconds = json.load(f)
+    except (OSError, ValueError):
+        return
+    items.sort(key=lambda item: -seconds.get(item.nodeid.split("::", 1)[0], 0))
 
 
 def _keep_part(config, items) -> None:

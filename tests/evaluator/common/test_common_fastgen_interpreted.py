@@ -25,13 +25,13 @@ SCRIPT = textwrap.dedent("""
 
     with base.fast_inputs():
         for dist in range(base.N_DISTRIBUTIONS):
-            x = base.signed_matrix(base.generator(3, "cpu"), 64, 2500, "cpu", dist)
-            again = base.signed_matrix(base.generator(3, "cpu"), 64, 2500, "cpu", dist)
-            other = base.signed_matrix(base.generator(4, "cpu"), 64, 2500, "cpu", dist)
+            x = base.signed_matrix(base.generator(3, "cpu"), 16, 2500, "cpu", dist)
+            again = base.signed_matrix(base.generator(3, "cpu"), 16, 2500, "cpu", dist)
+            other = base.signed_matrix(base.generator(4, "cpu"), 16, 2500, "cpu", dist)
             got["laws"][dist] = {**stats(x), "same": torch.equal(x, again), "other": not torch.equal(x, other)}
         plain = base.varied_rows(base.generator(5, "cpu"), 256, 2000, "cpu", 0, log_scale=0.0, offset=0.0)
         scaled = base.varied_rows(base.generator(5, "cpu"), 256, 2000, "cpu", 0, log_scale=2.0, offset=0.5)
-    got["torch_path_differs"] = not torch.equal(x, base.signed_matrix(base.generator(3, "cpu"), 64, 2500, "cpu", 3))
+    got["torch_path_differs"] = not torch.equal(x, base.signed_matrix(base.generator(3, "cpu"), 16, 2500, "cpu", 3))
     outliers = (plain.abs() > 6).sum(dim=1)
     got["rows"] = {"with_outliers": int((outliers > 0).sum()), "outliers": int(outliers.sum()),
                    "std_min": float(scaled.std(dim=1).min()), "std_max": float(scaled.std(dim=1).max())}
