@@ -11,11 +11,11 @@ import sandbox
 from sandbox import warm
 
 
-def test_a_gpu_worker_keeps_a_judge_cache_unless_told_otherwise(tmp_path, monkeypatch):
+def test_every_worker_keeps_a_judge_cache_unless_told_otherwise(tmp_path, monkeypatch):
     monkeypatch.setenv("SANDBOX_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("SANDBOX_JUDGE_CACHE", "")
     assert sandbox.judge_cache("cuda") == str(tmp_path / "state" / "judge-cache")
-    assert sandbox.judge_cache("cpu") == ""
+    assert sandbox.judge_cache("cpu") == str(tmp_path / "state" / "judge-cache")
     monkeypatch.setenv("SANDBOX_JUDGE_CACHE", str(tmp_path / "named"))
     assert sandbox.judge_cache("cuda") == sandbox.judge_cache("cpu") == str(tmp_path / "named")
     monkeypatch.setenv("SANDBOX_JUDGE_CACHE", "off")

@@ -141,10 +141,9 @@ def test_warm_judge_cache_compiles_each_task_once_into_the_workers_cache(tmp_pat
 
 
 def test_warm_judge_cache_refuses_what_it_cannot_do(monkeypatch):
-    monkeypatch.setenv("SANDBOX_JUDGE_CACHE", "")
+    monkeypatch.setenv("SANDBOX_JUDGE_CACHE", "off")
     with pytest.raises(CommandError, match="a cpu worker keep no cache to warm here"):
         call_command("warm_judge_cache", "--device", "cpu")
-    monkeypatch.setenv("SANDBOX_JUDGE_CACHE", "off")
     with pytest.raises(CommandError, match="a cuda worker keep no cache"):
         call_command("warm_judge_cache", "--device", "cuda")
     with pytest.raises(CommandError, match="unknown task 'nope'"):

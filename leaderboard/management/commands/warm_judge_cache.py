@@ -1,4 +1,4 @@
-"""Compile the tasks' baselines into the GPU worker's judge cache before it serves evaluations
+"""Compile the tasks' baselines into the worker's judge cache before it serves evaluations
 (sandbox/warm.py): a deployment step, so that no ranked evaluation waits for a cold compile."""
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -22,8 +22,8 @@ class Command(BaseCommand):
         if unknown:
             raise CommandError(f"unknown task {unknown[0]!r}; known: {', '.join(sorted(TASKS))}")
         if not sandbox.judge_cache(device):
-            raise CommandError(f"the judges of a {device} worker keep no cache to warm here: set SANDBOX_JUDGE_CACHE "
-                               "to a directory (it is off, or unset on a CPU worker)")
+            raise CommandError(f"the judges of a {device} worker keep no cache to warm here: SANDBOX_JUDGE_CACHE "
+                               "is off (unset or a directory keeps one)")
         failed = 0
         for i, name in enumerate(names, start=1):
             # the name before the compile, which takes minutes on a GPU: progress that shows
