@@ -104,9 +104,7 @@ def _kept(request, reads: tuple[str, ...]) -> bytes | None:
         key = _key(request, reads)
         kept = None
         if key is not None:
-            # an answer's key names its stamp, so what this process holds of it is still the
-            # answer; only an unfinished one ages, as in the cache
-            kept = pagecache.kept(key, settings.API_OWN_UNFINISHED_MAX_AGE_S)  # None when unreachable: built
+            kept = pagecache.kept(key)  # None also when the cache cannot be reached: built
         request._lb_own_kept = kept
     return request._lb_own_kept
 

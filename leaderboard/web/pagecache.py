@@ -34,7 +34,6 @@ import logging
 import threading
 import time
 import urllib.parse
-from collections import OrderedDict
 
 from django.conf import settings
 from django.core.cache import caches
@@ -58,50 +57,23 @@ _fingerprint_lock = threading.Lock()
 # the cache's key version this process uses: clear() moves it on (tests change settings that the
 # data fingerprint does not follow); the values of an older version age out of the cache
 _version = {"n": 1}
-# what this process last read or wrote of the cache (kept(max_age=)), least recently used out first
-FRONT_ENTRIES = 256
-_front: OrderedDict[str, tuple[int, float, object]] = OrderedDict()
-_front_lock = threading.Lock()
 
 
 def store():
     return caches["answers"]
 
 
-def kept(key: str, max_age: float = 0.0):
-    """The value kept under `key`, or None (also when the cache cannot be reached). With
-    `max_age`, as this process last read or wrote it, if that was at most so many seconds ago:
-    a read of the board from Redis moves over a megabyte, 11 ms of the process's time with
-    redis-py's parser, where the page itself is a few hundred microseconds of Django."""
-    now = time.monotonic()
-    if max_age > 0:
-        with _front_lock:
-            near = _front.get(key)
-            if near is not None and near[0] == _version["n"] and now - near[1] < max_age:
-                _front.move_to_end(key)
-                return near[2]
+def kept(key: str):
+    """The value kept under `key`, or None (also when the cache cannot be reached)."""
     try:
-        value = store().get(key, version=_version["n"])
+        return store().get(key, version=_version["n"])
     except Exception as exc:  # Redis away: the caller builds instead
         log.warning("answers cache unreadable: %r", exc)
         return None
-    if value is not None and max_age > 0:
-        _remember(key, now, value)
-    return value
-
-
-def _remember(key: str, at: float, value) -> None:
-    with _front_lock:
-        _front[key] = (_version["n"], at, value)
-        _front.move_to_end(key)
-        while len(_front) > FRONT_ENTRIES:
-            _front.popitem(last=False)
 
 
 def keep(key: str, value, timeout=DEFAULT_TIMEOUT) -> bool:
-    """Keeps `value` under `key` (for `timeout` seconds; the cache's own expiry by default), and
-    in this process's memory for kept()'s `max_age`."""
-    _remember(key, time.monotonic(), value)
+    """Keeps `value` under `key` (for `timeout` seconds; the cache's own expiry by default)."""
     try:
         store().set(key, value, timeout, version=_version["n"])
         return True
@@ -164,9 +136,7 @@ def cached(key: str, build, *, fingerprint: str | None = None):
     """build()'s value for the current data fingerprint, built once for the site (see above)."""
     fingerprint = fingerprint or data_fingerprint()
     key = _key(key)
-    # as this process read it within the fingerprint's age: another process's rebuild shows here
-    # that much later
-    entry = kept(key, getattr(settings, "WEB_FINGERPRINT_MAX_AGE_S", 1.0))
+    entry = kept(key)
     if entry is not None and _answers(entry, fingerprint):
         return entry[1]
     cache, lock, version = store(), key + ":building", _version["n"]
@@ -202,8 +172,6 @@ def clear() -> None:
     test also gets a key prefix of its own, tests/conftest.py)."""
     _memo["at"], _memo["value"] = float("-inf"), ""
     _version["n"] += 1
-    with _front_lock:
-        _front.clear()
 
 
 def only_read(request, reads: tuple[str, ...]) -> str:
