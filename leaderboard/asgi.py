@@ -9,9 +9,9 @@ handler was measured and set aside: it runs each sync request on a new thread of
 hop per middleware, and served a cached task page at a quarter of the rate or less
 (docs/bench/site-load.md, "The web server").
 
-Cached answers (a visitor's pages, the public API reads, a caller's own API reads) come from
-Django's cache framework inside Django (leaderboard/web/pagecache.py, leaderboard/api/owncache.py).
-Every body is read whole in the event loop, within a deadline and its route's limit, before the request takes a thread
+Kept answers (a caller's own API reads, a visitor's pages, the public API reads) are sent before
+Django while they still hold (leaderboard/serving/asgi_kept.py). Every body is read whole in the event
+loop, within a deadline and its route's limit, before the request takes a thread
 (leaderboard/serving/asgi_body.py): a client that sends slowly holds a coroutine, not one of Django's
 threads.
 
@@ -41,9 +41,11 @@ if os.environ.get("SERVE_STATIC") == "1":
     django_application = StaticFilesHandler(django_application)
 
 from leaderboard.serving.asgi_body import DrainBody, ReadBody  # noqa: E402 - after Django's set-up
+from leaderboard.serving.asgi_kept import KeptLayer  # noqa: E402
 from leaderboard.serving.asgi_wait import WaitLayer  # noqa: E402
 
-application = WaitLayer(ReadBody(DrainBody(WSGIMiddleware(django_application, workers=settings.WEB_THREADS))))
+application = WaitLayer(KeptLayer(ReadBody(DrainBody(WSGIMiddleware(django_application,
+                                                                      workers=settings.WEB_THREADS)))))
 if settings.TRUSTED_PROXY_IPS:
     from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 

@@ -117,10 +117,10 @@ WEB_THREADS = envint("WEB_THREADS", 16)
 # A request's whole body must reach the web server within this, read before it takes a thread
 # (leaderboard/serving/asgi_body.py: a 408 past it)
 WEB_BODY_DEADLINE_S = envint("WEB_BODY_DEADLINE_S", 20)
-# The API keeps a caller's reads of their own work in the "answers" cache (leaderboard/api/owncache.py):
-# an answer that names an unfinished submission at most this long (its place in line and time
-# elapsed move); 0 keeps none of those
+# The API keeps a caller's reads of their own work (leaderboard/api/owncache.py): an answer that
+# names an unfinished submission at most this long (its place in line and time elapsed move)
 API_OWN_UNFINISHED_MAX_AGE_S = envint("API_OWN_UNFINISHED_MAX_AGE_S", 2)
+API_OWN_CACHE_MAX_BYTES = envint("API_OWN_CACHE_MAX_BYTES", 32 << 20)
 # a queued submission's place in line and its task's typical duration, read at most this often per
 # process (leaderboard/selectors/queue.py)
 QUEUE_READS_MAX_AGE_S = envint("QUEUE_READS_MAX_AGE_S", 1)
@@ -205,12 +205,6 @@ SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
 REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    # the public pages and API reads (leaderboard/web/pagecache.py) and a caller's own API reads
-    # (leaderboard/api/owncache.py), shared by every web process; a day at most, as values are
-    # replaced when their data changes and query strings are chosen by visitors
-    "answers": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
-                "KEY_PREFIX": "lb-answers", "TIMEOUT": 86400,
-                "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}},
     "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
                  "KEY_PREFIX": "lb-throttle", "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}},
 }

@@ -158,12 +158,11 @@ def _site_settings(request):
     settings.WEB_REBUILD_MIN_INTERVAL_S = 0
     settings.QUEUE_READS_MAX_AGE_S = 0
     settings.API_OWN_UNFINISHED_MAX_AGE_S = 0
-    # the cached answers live in the shared Redis: each test has keys of its own
-    settings.CACHES = {**settings.CACHES, "answers": {**settings.CACHES["answers"],
-                                                       "KEY_PREFIX": f"lb-answers-test-{uuid.uuid4().hex}"}}
+    from leaderboard.api import owncache
     from leaderboard.web import pagecache
 
     pagecache.clear()
+    owncache.clear()
 
 
 @pytest.fixture

@@ -1,51 +1,56 @@
 """A caller's reads of their own work in the API (their list of submissions, one of their
-submissions), kept in Django's cache framework (the "answers" cache: Redis, shared by every web
-process) under a stamp of that caller's submissions, and sent with an ETag: a client that sends
-it back (If-None-Match) gets 304 Not Modified while the answer holds, through Django's
-`condition` decorator on the two views. An agent polling its own results then costs one database
-round trip and one cache read per request instead of a dozen queries and a page of model
-instances.
+submissions), kept per process under a stamp of that caller's submissions. An agent polling its
+own results then costs one database round trip per request instead of a dozen queries and a
+page of model instances (docs/bench/site-load.md).
 
-The stamp is read with the token check, in one round trip of index lookups, so a kept answer is
-never older than the data it shows. It has the user's newest submission id (an upload; an import
-of finished results: index sub_user_id) and sums up the user's unfinished submissions (the
-partial index sub_user_active): their number, how many run, their attempts, their newest
-heartbeat and newest enqueue time. A claim starts a run, each phase moves the heartbeat
-(services.pipeline), a finish leaves the set, a re-queue or a retry moves the status and the
-enqueue time; submissions are never deleted (the admin allows no deletion). It adds, for
-everyone, the newest audit entry, task update and competition change: an audit decision, a
-publish or withhold, a re-run, a freeze each write one of those.
+The stamp is read on every request, in one round trip of index lookups, so a kept answer is never
+older than the data it shows. It has the user's newest submission id (an upload; an import of
+finished results: index sub_user_id) and sums up the user's unfinished submissions (the partial
+index sub_user_active): their number, how many run, their attempts, their newest heartbeat and
+newest enqueue time. A claim starts a run, each phase moves the heartbeat (services.pipeline), a
+finish leaves the set, a re-queue or a retry moves the status and the enqueue time; submissions
+are never deleted (the admin allows no deletion). It adds, for everyone, the newest audit entry,
+task update and competition change: an audit decision, a publish or withhold, a re-run, a freeze
+each write one of those.
 
 Two things move without the user's rows moving: an unfinished submission's place in line and its
-time elapsed. An answer that names an unfinished submission is kept API_OWN_UNFINISHED_MAX_AGE_S
-(default 2 s; 0 keeps none), the cache's own expiry. Someone else's submission (a public one, or
-staff reading anyone's) is not kept, and has no ETag: its owner's rows are not in the caller's
-stamp. Nor is a profile run's (it names its stored .ncu-rep, whose rows the stamp does not
-follow).
+time elapsed. An answer that names an unfinished submission is kept at most
+API_OWN_UNFINISHED_MAX_AGE_S (default 2 s). Someone else's submission (a public one, or staff
+reading anyone's) is not kept: its owner's rows are not in the caller's stamp. Nor is a profile
+run's (it names its stored .ncu-rep, whose rows the stamp does not follow).
 
-The key is the caller, the stamp, and the address with only the query parameters the view reads
-(`?x=<random>` keys no new answer). When the cache cannot be reached, answers are built."""
+Values live in this process's memory, least recently used out first, at most
+API_OWN_CACHE_MAX_BYTES of answers (default 32 MiB). Under the ASGI server the answers are kept
+whole (status, headers, body) one layer further out, in front of Django (leaderboard/serving/asgi_kept.py),
+which reads the same stamp and uses this store; a request it passes on carries its mark, and the
+view then says in a header whether the answer may be kept instead of keeping the body here."""
 from __future__ import annotations
 
 import functools
-import hashlib
+import threading
+import time
+from collections import OrderedDict
 from datetime import timezone as dt_timezone
 
 from django.conf import settings
-from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.http import HttpResponse
 from django.utils import timezone
-from django.utils.cache import quote_etag
 
 from leaderboard.models import ApiToken, AuditEntry, Competition, Submission, Task
-from leaderboard.web import pagecache
+from leaderboard.serving import layer_mark
+
+# key -> (stamp, built at (monotonic) when it names an unfinished submission else None, value, size)
+_entries: OrderedDict[tuple, tuple[tuple, float | None, object, int]] = OrderedDict()
+_size = {"bytes": 0}
+_lock = threading.Lock()
 
 
 @functools.cache
 def token_stamp_sql() -> str:
-    """The token check and the stamp (above) in one query."""
+    """The token check and the stamp (above) in one query: built once, it is the same text on
+    every request (and so one prepared statement per connection)."""
     sub, token = Submission._meta.db_table, ApiToken._meta.db_table
     return (
         "SELECT t.id, t.user_id, t.last_used_at,"
@@ -60,19 +65,91 @@ def token_stamp_sql() -> str:
     )
 
 
+def _fetchone(sql: str, params: list):
+    """One row of a query this module runs on every request. On PostgreSQL as a prepared
+    statement of the connection: planning it took four times as long as running it, and Django's
+    cursors bind on the client side, which prepares nothing."""
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cur:
+            cur.execute(sql, params)
+            return cur.fetchone()
+    import psycopg
+
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:  # Django's None turns preparing off on the connection; a
+        raw.prepare_threshold = 2**31  # threshold no query reaches prepares only what asks to be
+    with psycopg.Cursor(raw) as cur:
+        cur.execute(sql, params, prepare=True)
+        return cur.fetchone()
+
+
 def token_stamp(key_hash: str) -> tuple[int, int, object, tuple] | None:
     """(token id, user id, the token's last use, the user's stamp) for the token with this hash
     and an active user, None for no such token: the API's token check and the stamp in one round
     trip, with no model built (auth.TokenAuth with `stamped`)."""
-    with connection.cursor() as cur:
-        cur.execute(token_stamp_sql(), [key_hash])
-        row = cur.fetchone()
+    return stamp_of(_fetchone(token_stamp_sql(), [key_hash]))
+
+
+def stamp_of(row) -> tuple[int, int, object, tuple] | None:
+    """token_stamp's answer from the row of token_stamp_sql()."""
     if row is None:
         return None
     last_used_at = row[2]
     if last_used_at is not None and timezone.is_naive(last_used_at):  # SQLite's raw rows: UTC, naive
         last_used_at = timezone.make_aware(last_used_at, dt_timezone.utc)
     return row[0], row[1], last_used_at, tuple(row[3:])
+
+
+def get(key: tuple, stamp: tuple):
+    """The value kept under `key`, if it was kept under this stamp (and, naming an unfinished
+    submission, not longer ago than API_OWN_UNFINISHED_MAX_AGE_S); else None."""
+    with _lock:
+        entry = _entries.get(key)
+        if entry is None:
+            return None
+        stale = entry[1] is not None and time.monotonic() - entry[1] >= settings.API_OWN_UNFINISHED_MAX_AGE_S
+        if entry[0] != stamp or stale:
+            _drop(key)
+            return None
+        _entries.move_to_end(key)
+        return entry[2]
+
+
+def peek(key: tuple):
+    """(the stamp, the value) kept under `key`, unchecked, or None: for a caller that checks the
+    stamp itself (the ASGI layer's public answers)."""
+    with _lock:
+        entry = _entries.get(key)
+        if entry is None:
+            return None
+        _entries.move_to_end(key)
+        return entry[0], entry[2]
+
+
+def _drop(key: tuple) -> None:
+    entry = _entries.pop(key, None)
+    if entry is not None:
+        _size["bytes"] -= entry[3]
+
+
+def put(key: tuple, stamp: tuple, value, size: int, unfinished: bool) -> None:
+    """Keeps `value` (`size` bytes) under `key` and the stamp read before it was built."""
+    limit = settings.API_OWN_CACHE_MAX_BYTES
+    if size > limit // 8:
+        return
+    with _lock:
+        _drop(key)
+        _entries[key] = (stamp, time.monotonic() if unfinished else None, value, size)
+        _size["bytes"] += size
+        while _size["bytes"] > limit:
+            _drop(next(iter(_entries)))
+
+
+def clear() -> None:
+    with _lock:
+        _entries.clear()
+        _size["bytes"] = 0
 
 
 class Built:
@@ -83,56 +160,30 @@ class Built:
         self.body, self.own, self.unfinished = body, own, unfinished
 
 
-def _key(request, reads: tuple[str, ...]) -> str | None:
-    """The cache key of this request's answer (also its ETag), None without a stamp (no token).
-    Read once per request: the ETag check and the view both ask."""
-    if "_lb_own_key" not in request.__dict__:
-        stamped = getattr(request, "lb_stamp", None)
-        key = None
-        if stamped is not None:
-            user_id, stamp = stamped
-            query = pagecache.only_read(request, reads)
-            address = request.build_absolute_uri(request.path) + ("?" + query if query else "")
-            digest = hashlib.sha256(repr((stamp, address)).encode()).hexdigest()[:32]
-            key = f"own:{user_id}:{digest}"
-        request._lb_own_key = key
-    return request._lb_own_key
-
-
-def _kept(request, reads: tuple[str, ...]) -> bytes | None:
-    if "_lb_own_kept" not in request.__dict__:
-        key = _key(request, reads)
-        kept = None
-        if key is not None:
-            kept = pagecache.kept(key)  # None also when the cache cannot be reached: built
-        request._lb_own_kept = kept
-    return request._lb_own_kept
-
-
-def etag(reads: tuple[str, ...] = ()):
-    """The etag_func of Django's `condition` for a view that answers with answer(): the key of
-    a kept answer (so a match is a 304 without building anything), else None."""
-    def of(request, *args, **kwargs):
-        return _key(request, reads) if _kept(request, reads) is not None else None
-
-    return of
-
-
-def answer(request, build, reads: tuple[str, ...] = ()) -> HttpResponse:
-    """The caller's answer for this address: kept, while its stamp holds, else built by
-    `build() -> Built` (which raises the API's refusals, never kept) and kept if it is all the
-    caller's own. A kept answer carries its ETag."""
-    key = _key(request, reads)
-    body = _kept(request, reads)
+def answer(request, build) -> HttpResponse:
+    """The caller's answer for this address: kept, when its stamp still holds, else built by
+    `build() -> Built` (which raises the API's refusals, never kept). The stamp comes with the
+    token check (request.lb_stamp: user id, stamp; auth.TOKEN_STAMPED); without a token nothing
+    is kept. A request the ASGI layer passed on is built, and the answer says whether the layer
+    may keep it."""
+    stamped = getattr(request, "lb_stamp", None)
+    if stamped is None or settings.API_OWN_CACHE_MAX_BYTES <= 0:
+        return _response(build().body)
+    if layer_mark.from_layer(request):
+        built = build()
+        response = _response(built.body)
+        if built.own:
+            response[layer_mark.OWN_HEADER] = "unfinished" if built.unfinished else "finished"
+        return response
+    user_id, stamp = stamped
+    key = (user_id, request.build_absolute_uri())
+    body = get(key, stamp)
     if body is None:
         built = build()
         body = built.body
-        max_age = settings.API_OWN_UNFINISHED_MAX_AGE_S if built.unfinished else DEFAULT_TIMEOUT
-        if key is None or not built.own or max_age == 0 or not pagecache.keep(key, body, max_age):
-            return _response(body)
-    response = _response(body)
-    response["ETag"] = quote_etag(key)
-    return response
+        if built.own:
+            put(key, stamp, body, len(body), built.unfinished)
+    return _response(body)
 
 
 def _response(body: bytes) -> HttpResponse:

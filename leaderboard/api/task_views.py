@@ -25,8 +25,8 @@ def _public(request, schema, build, reads: tuple[str, ...] = ()) -> HttpResponse
     schema when it is built, as ninja checks the others on each answer. A refusal is never kept."""
     query = pagecache.only_read(request, reads)  # an unread ?x=<random> keys no new entry
     key = "api:" + request.build_absolute_uri(request.path) + ("?" + query if query else "")
-    value = pagecache.cached(key, lambda: pagecache.packed("application/json", render(schema, build())))
-    return pagecache.response(request, value)
+    body = pagecache.cached(key, lambda: render(schema, build()))
+    return pagecache.offer(request, HttpResponse(body, content_type="application/json"), key, body)
 
 
 @tasks.get("/tasks", summary="Tasks", url_name="tasks", response={200: TaskList, **documented()})

@@ -15,7 +15,6 @@ from django.core.exceptions import ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpResponse
 from django.urls import reverse
-from django.views.decorators.http import condition
 from ninja import Header, Query, Router, Status
 from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -287,7 +286,6 @@ def _detail(request, submission_id: int) -> tuple[dict, Submission]:
 
 @router.get("/submissions/{int:submission_id}", summary="One submission", auth=TOKEN_OPTIONAL_STAMPED, url_name="submission",
             exclude_unset=True, openapi_extra=OPTIONAL_SECURITY, response={200: SubmissionOut, **documented(400, 401, 404)})
-@condition(etag_func=owncache.etag())  # If-None-Match: 304 while the caller's kept answer holds
 def submission_detail(request, submission_id: int, query: Query[DetailQuery]):
     """One submission: everything for its owner and staff, the public part of a public one for
     anyone else (no token needed). `source` links to the code wherever the caller may read it;
@@ -354,9 +352,6 @@ PAGE_SIZE = 20
 PAGE_SIZE_MAX = 100
 
 
-LIST_READS = ("page", "per_page", "task")  # what keys a kept list: no other parameter
-
-
 class ListQuery(BaseModel):
     page: _whole_number("page", 1) = 1
     per_page: _whole_number("per_page", PAGE_SIZE, PAGE_SIZE_MAX) = PAGE_SIZE
@@ -365,7 +360,6 @@ class ListQuery(BaseModel):
 
 @router.get("/submissions", summary="Your submissions", auth=TOKEN_STAMPED, url_name="submission-list",
             exclude_unset=True, response={200: SubmissionPage, **documented(400, 401, 404)})
-@condition(etag_func=owncache.etag(LIST_READS))
 def submission_list(request, query: Query[ListQuery]):
     """Your own submissions, newest first, with the same fields as one submission minus logs,
     tests and per-shape rows."""
@@ -374,7 +368,7 @@ def submission_list(request, query: Query[ListQuery]):
         return owncache.Built(render(SubmissionPage, data, exclude_unset=True), own=True,
                               unfinished=any(not row["finished"] for row in data["results"]))
 
-    return owncache.answer(request, build, LIST_READS)
+    return owncache.answer(request, build)
 
 
 def _page(request, query: ListQuery) -> dict:

@@ -62,8 +62,8 @@ class ApiPrivateMiddleware:
     """An API answer to a request with an Authorization header depends on the token (the caller's
     own submissions, a code or report only they may read, the refusal of their token):
     `Cache-Control: private`, so that no shared cache between a caller and the site keeps it for
-    someone else. Outermost, so that every answer gets it, the JSON errors too, and a 304 of a
-    caller's own read (api/owncache)."""
+    someone else. Outermost, so that every answer gets it, the JSON errors too; the kept-answer
+    layer (leaderboard/serving/asgi_kept.py) keeps the header with the answer."""
 
     def __init__(self, get_response):
         self.get_response = get_response

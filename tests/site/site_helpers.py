@@ -83,7 +83,7 @@ def every_change_shows(read, *, task, owner, admin_user, waiting, done) -> None:
     """Each kind of write that changes what a caller's own API reads show, each followed by the
     read that must show it at once: `read(path) -> JSON` (the caller is `owner`; `waiting` is
     their queued submission, `done` a finished one). For the reads kept under a stamp
-    (api/owncache)."""
+    (api/owncache, asgi_kept)."""
     detail, listing = f"/api/submissions/{waiting.pk}", "/api/submissions"
     # an upload
     services.submission_create(user=owner, task=task, source=waiting.source, filename="k.py", mode="test")
