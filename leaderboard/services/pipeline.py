@@ -201,8 +201,8 @@ def submission_fail(*, submission: Submission, error: str, detail: str = "") -> 
     failed = _current(submission).update(
         status=Submission.Status.FAILED, phase="", finished_at=timezone.now(), **_error_fields(error, detail)
     ) == 1
-    if failed:
-        finish_wait.announce(submission.pk)
+    if failed:  # after the commit of a caller's transaction (submission_store_result's), at once without one
+        transaction.on_commit(lambda: finish_wait.announce(submission.pk))
     return failed
 
 
