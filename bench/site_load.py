@@ -220,6 +220,9 @@ def seed(n_submissions: int, n_users: int, reseed: bool) -> dict:
             " WHERE started_at IS NOT NULL"
         )
         cur.execute(f"ANALYZE {Submission._meta.db_table}")
+    from leaderboard.services.boards import boards_rebuild
+
+    boards_rebuild()  # the rows came in bulk, past the services that keep the boards' read model
     return {"seeded": True, "submissions": Submission.objects.count(), "seconds": time.perf_counter() - started}
 
 
@@ -437,17 +440,19 @@ def cold_ms(url: str, headers: dict | None = None) -> float:
 class Churn:
     """New results while a page is measured: a done, verified, ranked softmax submission on the
     H200 leaderboard every 1/rate seconds (what workers finishing evaluations look like to the
-    pages). Removed afterwards."""
+    pages), with the boards' read model refreshed in the same transaction, as the worker's store
+    does (services.boards). Removed afterwards, and the boards with them."""
 
     def __init__(self, rate: float):
         self.rate, self.stop, self.ids = rate, threading.Event(), []
 
     def _run(self):
         from django.contrib.auth import get_user_model
-        from django.db import connection
+        from django.db import connection, transaction
 
         from leaderboard import scoring
         from leaderboard.models import Submission, Task
+        from leaderboard.services.boards import board_entries_refresh
 
         task = Task.objects.get(name="softmax")
         users = list(get_user_model().objects.filter(username__startswith="bench")[:200])
@@ -456,14 +461,17 @@ class Churn:
             while not self.stop.wait(1.0 / self.rate):
                 now = datetime.now(dt_timezone.utc)
                 speedup = rng.lognormvariate(-0.1, 0.25)
-                sub = Submission.objects.create(
-                    user=rng.choice(users), task=task, mode="ranked", device_type="cuda:NVIDIA H200",
-                    source=KERNEL, filename="churn.py", status="done", verdict="verified",
-                    speedup_vs_compile=speedup, speedup_vs_eager=speedup * 1.7, pct_of_floor=60.0,
-                    **scoring.tie_fields(speedup=speedup, shapes=[], device_type="cuda:NVIDIA H200", calibration=None),
-                    gpu_name="NVIDIA H200", celery_task_id=uuid.uuid4().hex, attempts=1,
-                    started_at=now, finished_at=now, results_stored=1,
-                )
+                with transaction.atomic():
+                    sub = Submission.objects.create(
+                        user=rng.choice(users), task=task, mode="ranked", device_type="cuda:NVIDIA H200",
+                        source=KERNEL, filename="churn.py", status="done", verdict="verified",
+                        speedup_vs_compile=speedup, speedup_vs_eager=speedup * 1.7, pct_of_floor=60.0,
+                        **scoring.tie_fields(speedup=speedup, shapes=[], device_type="cuda:NVIDIA H200",
+                                             calibration=None),
+                        gpu_name="NVIDIA H200", celery_task_id=uuid.uuid4().hex, attempts=1,
+                        started_at=now, finished_at=now, results_stored=1,
+                    )
+                    board_entries_refresh(task_id=task.pk, user_id=sub.user_id, device_types=[sub.device_type])
                 self.ids.append(sub.pk)
         finally:
             connection.close()
@@ -475,10 +483,15 @@ class Churn:
 
     def __exit__(self, *exc):
         from leaderboard.models import Submission
+        from leaderboard.services.boards import board_entries_refresh
 
         self.stop.set()
         self.thread.join(30)
-        Submission.objects.filter(pk__in=self.ids).delete()
+        rows = Submission.objects.filter(pk__in=self.ids)
+        touched = set(rows.values_list("task_id", "user_id", "device_type"))
+        rows.delete()
+        for task_id, user_id, device_type in touched:
+            board_entries_refresh(task_id=task_id, user_id=user_id, device_types=[device_type])
         return False
 
 
@@ -781,9 +794,9 @@ def main(argv=None) -> int:
                 first = target.get("requests", [(target.get("path"), {})])[0]
                 target["cold_ms"] = cold_ms(server.url + first[0], first[1])
             for target in wanted:
-                # every worker process builds its own cache (every target is cached: the pages and
-                # the public reads by pagecache, a caller's own reads by asgi_kept, one key per
-                # address and caller): warm them all before measuring, with short runs until one
+                # every target is cached (the pages and the public reads by pagecache, a caller's
+                # own reads by owncache, one key per address and caller): warm them all before
+                # measuring (before they were kept per process), with short runs until one
                 # shows no request slower than a second (none waited for a page's build) and, for
                 # a target that rotates through addresses, every address was asked about ten times
                 # per process; at most --warmup seconds. Then measure idle, then with new results.

@@ -27,6 +27,7 @@ view then says in a header whether the answer may be kept instead of keeping the
 from __future__ import annotations
 
 import functools
+import hashlib
 import threading
 import time
 from collections import OrderedDict
@@ -188,3 +189,25 @@ def answer(request, build) -> HttpResponse:
 
 def _response(body: bytes) -> HttpResponse:
     return HttpResponse(body, content_type="application/json")
+
+
+def etag(request, *args, submission_id: int | None = None, **kwargs) -> str | None:
+    """The ETag of the caller's own answer at this address, for Django's `condition` on the two
+    views (a matching If-None-Match is a 304, with no build): the caller, their stamp and the
+    address, so any write that moves the stamp gives a new one. While the caller has unfinished
+    submissions it also moves every API_OWN_UNFINISHED_MAX_AGE_S (their place in line and time
+    elapsed move without the stamp), and with that age at 0 there is none. None, and so no ETag,
+    for an answer that is not all the caller's own (someone else's submission, a profile run:
+    the stamp does not follow them) and without a token."""
+    stamped = getattr(request, "lb_stamp", None)
+    if stamped is None:
+        return None
+    user_id, stamp = stamped
+    age = settings.API_OWN_UNFINISHED_MAX_AGE_S
+    if stamp[0] and age <= 0:
+        return None
+    if submission_id is not None and not Submission.objects.filter(
+            pk=submission_id, user_id=user_id).exclude(mode=Submission.Mode.PROFILE).exists():
+        return None
+    moment = int(time.time() // age) if stamp[0] else 0
+    return hashlib.sha256(repr((user_id, stamp, moment, request.build_absolute_uri())).encode()).hexdigest()[:32]

@@ -15,6 +15,7 @@ from django.core.exceptions import ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpResponse
 from django.urls import reverse
+from django.views.decorators.http import condition
 from ninja import Header, Query, Router, Status
 from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -286,6 +287,7 @@ def _detail(request, submission_id: int) -> tuple[dict, Submission]:
 
 @router.get("/submissions/{int:submission_id}", summary="One submission", auth=TOKEN_OPTIONAL_STAMPED, url_name="submission",
             exclude_unset=True, openapi_extra=OPTIONAL_SECURITY, response={200: SubmissionOut, **documented(400, 401, 404)})
+@condition(etag_func=owncache.etag)  # If-None-Match: 304 while the caller's own answer stands
 def submission_detail(request, submission_id: int, query: Query[DetailQuery]):
     """One submission: everything for its owner and staff, the public part of a public one for
     anyone else (no token needed). `source` links to the code wherever the caller may read it;
@@ -360,6 +362,7 @@ class ListQuery(BaseModel):
 
 @router.get("/submissions", summary="Your submissions", auth=TOKEN_STAMPED, url_name="submission-list",
             exclude_unset=True, response={200: SubmissionPage, **documented(400, 401, 404)})
+@condition(etag_func=owncache.etag)
 def submission_list(request, query: Query[ListQuery]):
     """Your own submissions, newest first, with the same fields as one submission minus logs,
     tests and per-shape rows."""

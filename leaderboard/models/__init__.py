@@ -408,5 +408,7 @@ class CompetitionEntry(models.Model):
         return f"{self.competition_id}: #{self.rank} {self.user} on {self.task} ({self.device_type})"
 
 
-# profile mode's stored files live in their own module; imported here so that Django registers them
+# profile mode's stored files and the boards' read model live in modules of their own; imported
+# here so that Django registers them
+from leaderboard.models.board import BoardEntry  # noqa: E402,F401
 from leaderboard.models.profile import ProfileFile  # noqa: E402,F401

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from django.db.models import Case, Count, F, OuterRef, Q, QuerySet, Subquery, When, Window
-from django.db.models.functions import Coalesce, RowNumber
+from django.db.models import Case, Count, F, OuterRef, Q, QuerySet, Subquery, When
+from django.db.models.functions import Coalesce
 
 from leaderboard import scoring
 from leaderboard.models import AuditEntry, Profile, Submission, Task
@@ -107,12 +107,10 @@ def device_types_with_results(*, task: Task) -> dict[str, int]:
 
 
 def _board(*, task: Task, device_type: str) -> QuerySet[Submission]:
-    return (
-        ranked_submissions(task=task, device_type=device_type)
-        .annotate(row=Window(RowNumber(), partition_by=[F("user_id")], order_by=BEST_FIRST))
-        .filter(row=1)
-        .order_by(*BEST_FIRST)
-    )
+    # the boards' read model names each user's best (services.boards keeps it on every write):
+    # ranking every ranked row of the task with a window read about 9,000 of 100,000 rows
+    return (Submission.objects.filter(board_entries__task=task, board_entries__device_type=device_type)
+            .order_by(*BEST_FIRST))
 
 
 def leaderboard_for_task(*, task: Task, device_type: str) -> list[Submission]:

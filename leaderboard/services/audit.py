@@ -10,6 +10,7 @@ from django.utils import timezone
 from evaluator import state_word, status_word
 from leaderboard.models import AuditEntry, Profile, Submission
 from leaderboard.routing import default_device_type
+from leaderboard.services.boards import board_entries_refresh, board_entries_refresh_user
 from leaderboard.services.errors import NotAllowed
 from leaderboard.services.pipeline import submission_enqueue
 
@@ -27,6 +28,13 @@ def _audit(*, action: str, actor, reason: str, submission: Submission | None = N
     )
 
 
+def _refresh_board(submission: Submission, *device_types: str) -> None:
+    """The submission's user's entry on its board (and the board it was on before), recomputed."""
+    if submission.mode == Submission.Mode.RANKED:
+        board_entries_refresh(task_id=submission.task_id, user_id=submission.user_id,
+                              device_types={submission.device_type, *device_types})
+
+
 def submission_approve(*, submission: Submission, actor, reason: str = "") -> Submission:
     """A flagged result reviewed and accepted: it becomes verified and ranks."""
     with transaction.atomic():
@@ -41,6 +49,7 @@ def submission_approve(*, submission: Submission, actor, reason: str = "") -> Su
         submission.approved_by = actor
         submission.approved_at = timezone.now()
         submission.save(update_fields=["verdict", "approved_by", "approved_at"])
+        _refresh_board(submission, submission.device_type)
         _audit(action=AuditEntry.Action.APPROVE, actor=actor, reason=reason, submission=submission)
     return submission
 
@@ -61,6 +70,7 @@ def submission_disqualify(*, submission: Submission, actor, reason: str) -> Subm
         submission.reasons = [*submission.reasons, DISQUALIFIED_PREFIX + reason]
         submission.reason_codes = [*submission.reason_codes, "disqualified"]
         submission.save(update_fields=["verdict", "hidden", "reasons", "reason_codes"])
+        _refresh_board(submission, submission.device_type)
         _audit(action=AuditEntry.Action.DISQUALIFY, actor=actor, reason=reason, submission=submission)
     return submission
 
@@ -71,6 +81,7 @@ def submission_rerun(*, submission: Submission, actor, reason: str = "") -> Subm
         submission = Submission.objects.select_for_update().get(pk=submission.pk)
         if submission.status not in (Submission.Status.DONE, Submission.Status.FAILED):
             raise NotAllowed(f"#{submission.pk} is still {submission.status}; wait for it to finish.")
+        was_on = submission.device_type
         submission.status = Submission.Status.QUEUED
         submission.phase = "re-run requested by an admin"
         for field in ("verdict", "logs", "gpu_name", "error", "error_detail", "claim_token", "worker"):
@@ -90,6 +101,7 @@ def submission_rerun(*, submission: Submission, actor, reason: str = "") -> Subm
         submission.celery_task_id = uuid.uuid4().hex
         submission.enqueued_at = timezone.now()
         submission.save()
+        _refresh_board(submission, was_on)
         _audit(action=AuditEntry.Action.RERUN, actor=actor, reason=reason, submission=submission)
         transaction.on_commit(lambda: submission_enqueue(submission=submission))
     return submission
@@ -120,6 +132,7 @@ def user_ban(*, user, actor, reason: str) -> Profile:
             raise NotAllowed(f"{user} is already banned.")
         profile.banned, profile.banned_reason, profile.banned_at = True, reason, timezone.now()
         profile.save(update_fields=["banned", "banned_reason", "banned_at"])
+        board_entries_refresh_user(user_id=user.pk)
         _audit(action=AuditEntry.Action.BAN, actor=actor, reason=reason, target_user=user)
     return profile
 
@@ -131,6 +144,7 @@ def user_unban(*, user, actor, reason: str = "") -> Profile:
             raise NotAllowed(f"{user} is not banned.")
         profile.banned, profile.banned_reason, profile.banned_at = False, "", None
         profile.save(update_fields=["banned", "banned_reason", "banned_at"])
+        board_entries_refresh_user(user_id=user.pk)
         _audit(action=AuditEntry.Action.UNBAN, actor=actor, reason=reason, target_user=user)
     return profile
 

@@ -21,6 +21,7 @@ from leaderboard.celery import app
 from leaderboard.models import LOGS_MAX_CHARS, Submission
 from leaderboard.routing import EVALUATE_TASK, eval_queue_for
 from leaderboard.serving import finish_wait
+from leaderboard.services.boards import board_entries_refresh
 
 log = logging.getLogger(__name__)
 
@@ -121,9 +122,11 @@ def submission_heartbeat(*, submission: Submission) -> bool:
     return _current(submission).update(heartbeat_at=timezone.now()) == 1
 
 
+@transaction.atomic
 def submission_store_result(*, submission: Submission, report: dict, logs: str = "") -> bool:
     """Store a validated evaluator report as the submission's result. Stores only under the
-    current claim (a worker whose claim was re-queued meanwhile stores nothing). True if stored."""
+    current claim (a worker whose claim was re-queued meanwhile stores nothing). True if stored.
+    The board's read model changes in the same transaction; waiters hear of it once committed."""
     from evaluator import ReportError, validate_report
 
     try:
@@ -175,7 +178,10 @@ def submission_store_result(*, submission: Submission, report: dict, logs: str =
     else:  # the worker's log says the result in the words of the pages (evaluator.verdict_word)
         log.info("submission %s: stored, %s", submission.pk,
                  verdict_word(verdict, submission.mode, hidden=submission.hidden))
-        finish_wait.announce(submission.pk)
+        if submission.mode == Submission.Mode.RANKED:
+            board_entries_refresh(task_id=submission.task_id, user_id=submission.user_id,
+                                  device_types={submission.device_type, device_type})
+        transaction.on_commit(lambda: finish_wait.announce(submission.pk))
     return stored == 1
 
 
@@ -195,8 +201,8 @@ def submission_fail(*, submission: Submission, error: str, detail: str = "") -> 
     failed = _current(submission).update(
         status=Submission.Status.FAILED, phase="", finished_at=timezone.now(), **_error_fields(error, detail)
     ) == 1
-    if failed:
-        finish_wait.announce(submission.pk)
+    if failed:  # after the commit of a caller's transaction (submission_store_result's), at once without one
+        transaction.on_commit(lambda: finish_wait.announce(submission.pk))
     return failed
 
 

@@ -14,6 +14,7 @@ from django.utils.dateparse import parse_datetime
 
 from leaderboard import scoring
 from leaderboard.models import Submission, Task
+from leaderboard.services.boards import board_entries_refresh
 from leaderboard.services.ties import submissions_rescore_ties
 
 SCHEMA = 1
@@ -83,5 +84,7 @@ def load(data: dict) -> dict:
         sub = Submission.objects.create(user=user, task=task, **fields)
         # created_at is set on insert (auto_now_add): the upload's own time is written afterwards
         Submission.objects.filter(pk=sub.pk).update(**times, results_stored=1)
+        if sub.mode == Submission.Mode.RANKED:
+            board_entries_refresh(task_id=task.pk, user_id=user.pk, device_types=[sub.device_type])
         counts["created"] += 1
     return counts

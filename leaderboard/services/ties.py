@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from leaderboard import scoring
 from leaderboard.models import Submission, Task
+from leaderboard.services.boards import boards_rebuild
 
 
 def submissions_rescore_ties(*, task: Task, device_type: str | None = None) -> int:
     """Recompute vs_compile, its interval and board_speedup of every scored result of `task` (on
-    `device_type` only, when given) under the task's calibration as stored now. Returns how many
-    rows changed."""
+    `device_type` only, when given) under the task's calibration as stored now, and the boards'
+    read model with them. Returns how many rows changed."""
     rows = (Submission.objects.filter(task=task, speedup_vs_compile__isnull=False)
             .only("pk", "device_type", "speedup_vs_compile", "report", "vs_compile", "vs_compile_low",
                   "vs_compile_high", "board_speedup").order_by("pk"))
@@ -23,4 +24,6 @@ def submissions_rescore_ties(*, task: Task, device_type: str | None = None) -> i
         if any(getattr(sub, k) != v for k, v in fields.items()):
             Submission.objects.filter(pk=sub.pk).update(**fields)
             changed += 1
+    if changed:  # a board's order, and so each user's best, may have moved anywhere on it
+        boards_rebuild(task_id=task.pk, device_type=device_type)
     return changed

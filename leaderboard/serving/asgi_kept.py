@@ -20,8 +20,10 @@ database round trip from a thread that then queued for the GIL again behind the 
   (pagecache.servable); when the fingerprint is due to be read or a page to be rebuilt, Django
   does that as before.
 
-A request with a Cookie header always goes to Django (a session changes the pages), and so does one
-that repeats a header read here: the WSGI bridge hands Django a repeated header as one value, the
+A request with a Cookie header always goes to Django (a session changes the pages), so does one
+with If-None-Match (a caller's own read carries an ETag, and Django's `condition` decorator on
+the view answers a matching one with 304: api/owncache.etag), and so does one that repeats a
+header read here: the WSGI bridge hands Django a repeated header as one value, the
 values joined with commas (two Authorization headers make a token Django refuses), so the layer
 would otherwise answer for a request Django reads otherwise. A request
 passed on carries the layer's mark (leaderboard/serving/layer_mark.py); the view then says in a header,
@@ -60,7 +62,8 @@ POOL_SIZE = 4
 POOL_TIMEOUT_S = 1.0
 RECORDED_S = USE_RECORDED_EVERY.total_seconds()  # an older use goes to Django, which records it
 PAUSE_S = 5.0  # after the database failed the layer, requests go straight to Django this long
-_READ = (b"authorization", b"cookie", b"host", b"x-forwarded-proto", b"x-forwarded-host", b"accept-encoding")
+_READ = (b"authorization", b"cookie", b"host", b"x-forwarded-proto", b"x-forwarded-host", b"accept-encoding",
+         b"if-none-match")
 DUE_S = 10.0  # a refresh in Django taking longer than this is let through again
 GZIP_MIN_BYTES = 1024
 _COMPRESSIBLE = (b"text/", b"application/json")
@@ -154,7 +157,7 @@ class KeptLayer:
                 if name in found:  # Django reads a repeated header as one (its values joined): it answers
                     return await self.app(scope, receive, send)
                 found[name] = value
-        if b"cookie" in found:
+        if b"cookie" in found or b"if-none-match" in found:  # Django's `condition` answers a 304
             return await self.app(scope, receive, send)
         # what a body can depend on, then the encodings the client takes (a public answer's variant)
         identity = (scope.get("scheme"), found.get(b"host"), found.get(b"x-forwarded-proto"),

@@ -4,6 +4,7 @@ shows is in the very next answer, without waiting for any age to run out."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -119,3 +120,53 @@ def test_the_kept_answers_stay_within_their_bytes(client, task, owner, settings)
     assert _kept_for(owner) == 8 and owncache._size["bytes"] <= settings.API_OWN_CACHE_MAX_BYTES
     # the least recently used went first
     assert [path.rsplit("/", 1)[1] for (_, path) in owncache._entries] == [str(s.pk) for s in subs[2:]]
+
+
+def test_a_matching_etag_is_a_304_and_a_write_makes_a_new_answer(client, task, owner, other, admin_user):
+    key = services.api_token_create(user=owner)[1]
+    sub = make_done(task, owner, speedup=1.3)
+    paths = ("/api/submissions", f"/api/submissions/{sub.pk}")
+    for path in paths:
+        first = client.get(path, HTTP_AUTHORIZATION=f"Token {key}")
+        assert first.status_code == 200 and first["ETag"].startswith('"') and "private" in first["Cache-Control"]
+        unchanged = client.get(path, HTTP_AUTHORIZATION=f"Token {key}", HTTP_IF_NONE_MATCH=first["ETag"])
+        assert unchanged.status_code == 304 and unchanged.content == b""
+        assert unchanged["ETag"] == first["ETag"] and "private" in unchanged["Cache-Control"]
+        stale = client.get(path, HTTP_AUTHORIZATION=f"Token {key}", HTTP_IF_NONE_MATCH='"0123"')
+        assert stale.status_code == 200 and stale.content == first.content
+
+    etags = {path: client.get(path, HTTP_AUTHORIZATION=f"Token {key}")["ETag"] for path in paths}
+    services.submission_disqualify(submission=sub, actor=admin_user, reason="cheats")
+    for path, etag in etags.items():
+        changed = client.get(path, HTTP_AUTHORIZATION=f"Token {key}", HTTP_IF_NONE_MATCH=etag)
+        assert changed.status_code == 200 and changed["ETag"] != etag, path
+        shown = changed.json()
+        assert (shown["results"][0] if "results" in shown else shown)["hidden"] is True
+
+    # another caller: another ETag for the same address, none for someone else's submission
+    theirs = services.api_token_create(user=other)[1]
+    make_done(task, other, speedup=1.1)
+    mine = client.get("/api/submissions", HTTP_AUTHORIZATION=f"Token {key}")
+    them = client.get("/api/submissions", HTTP_AUTHORIZATION=f"Token {theirs}", HTTP_IF_NONE_MATCH=mine["ETag"])
+    assert them.status_code == 200 and them["ETag"] != mine["ETag"]
+    public = client.get(f"/api/submissions/{make_done(task, owner, speedup=1.2).pk}",
+                        HTTP_AUTHORIZATION=f"Token {theirs}")
+    assert public.status_code == 200 and "ETag" not in public
+    # a revoked token is refused, whatever it matches
+    token = services.api_token_create(user=owner)
+    etag = client.get("/api/submissions", HTTP_AUTHORIZATION=f"Token {token[1]}")["ETag"]
+    services.api_token_revoke(user=owner, token_id=token[0].pk)
+    assert client.get("/api/submissions", HTTP_AUTHORIZATION=f"Token {token[1]}",
+                      HTTP_IF_NONE_MATCH=etag).status_code == 401
+
+
+def test_an_unfinished_answers_etag_moves_with_its_age(client, task, owner, settings):
+    key = services.api_token_create(user=owner)[1]
+    path = f"/api/submissions/{make_queued(task, owner).pk}"
+    settings.API_OWN_UNFINISHED_MAX_AGE_S = 0
+    assert "ETag" not in client.get(path, HTTP_AUTHORIZATION=f"Token {key}")
+    settings.API_OWN_UNFINISHED_MAX_AGE_S = 1
+    etag = client.get(path, HTTP_AUTHORIZATION=f"Token {key}")["ETag"]
+    time.sleep(1.1)
+    owncache.clear()
+    assert client.get(path, HTTP_AUTHORIZATION=f"Token {key}", HTTP_IF_NONE_MATCH=etag).status_code == 200

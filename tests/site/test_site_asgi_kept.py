@@ -317,3 +317,21 @@ def test_a_parameter_no_view_reads_keys_no_new_answer(site, task, owner, setting
     # a parameter the view reads keys its own answer
     other = site.get(f"/api/tasks/{task.name}/leaderboard?device=no-such-device")
     assert other[0] == 400
+
+
+def test_a_kept_answer_carries_its_etag_and_a_matching_one_is_djangos_304(site, task, owner, admin_user):
+    key = services.api_token_create(user=owner)[1]
+    sub = make_done(task, owner, speedup=1.3)
+    for path in ("/api/submissions", f"/api/submissions/{sub.pk}"):
+        first = site.get(path, key)
+        assert first[0] == 200 and first[1]["etag"].startswith('"')
+        asked = site.django_requests
+        kept = site.get(path, key)
+        assert site.django_requests == asked and kept[1]["etag"] == first[1]["etag"]  # sent by the layer
+        unchanged = site.get(path, key, headers=((b"if-none-match", first[1]["etag"].encode()),))
+        assert unchanged[0] == 304 and unchanged[2] == b"" and site.django_requests == asked + 1
+        assert "private" in unchanged[1]["cache-control"]
+    etag = site.get(f"/api/submissions/{sub.pk}", key)[1]["etag"]
+    services.submission_disqualify(submission=sub, actor=admin_user, reason="cheats")
+    changed = site.get(f"/api/submissions/{sub.pk}", key, headers=((b"if-none-match", etag.encode()),))
+    assert changed[0] == 200 and changed[1]["etag"] != etag and json.loads(changed[2])["hidden"] is True
