@@ -10,6 +10,8 @@ import re
 import threading
 import time
 
+from evaluator import Report
+
 from . import box as _box
 from . import bwrap_backend, docker_backend, gpu, image
 from .errors import SandboxError
@@ -25,7 +27,7 @@ TASK_NAME = re.compile(r"^[a-z0-9][a-z0-9_]{0,63}$")
 
 @dataclasses.dataclass
 class SandboxResult:
-    report: dict
+    report: Report  # evaluator.Report: checked at the trust boundary (result.validate)
     logs: str  # the box's stdout/stderr, truncated to Limits.log_bytes
     backend: str
     overhead_s: float  # everything but the evaluation: create, start, exit, read result, remove
