@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import time
 
+from evaluator import upload_size_problem
+
 from . import result
 from .errors import SandboxError
 from .limits import Limits
@@ -36,9 +38,10 @@ def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str |
     limits = limits or Limits.from_env()
     chosen = choose_backend(backend)
     started = time.monotonic()
-    if len(source) > MAX_UPLOAD_BYTES:
-        report = result.rejected(task=task, mode=mode, device=device, code="bad_upload", logs="",
-                                 reason=f"the upload is larger than {MAX_UPLOAD_BYTES} bytes")
+    too_big = upload_size_problem(len(source))
+    if too_big:  # the judge's own words for it (evaluator.check_upload), without a box
+        code, reason = too_big
+        report = result.rejected(task=task, mode=mode, device=device, code=code, logs="", reason=reason)
         return SandboxResult(report, "", chosen.NAME, 0.0, 0.0)
 
     def collect(box, outcome):

@@ -13,6 +13,7 @@ import time
 import pytest
 
 import sandbox
+from evaluator import upload_size_problem
 from sandbox import Limits, SandboxError, box, cgroup, cleanup, docker_backend, gpu, image, result
 
 from sandbox_helpers import IN_CI, LIMITS, WRONG, evaluate
@@ -188,6 +189,8 @@ def test_a_huge_upload_is_rejected_without_running(backend):
     res = sandbox.evaluate(source=b"#" * (sandbox.MAX_UPLOAD_BYTES + 1), task="softmax",
                            mode="test", device="cpu", backend=backend)
     assert res.report.reason_codes == ("bad_upload",)
+    # the judge's own words for it (evaluator.check_upload), with no box made
+    assert res.report.reasons == (upload_size_problem(sandbox.MAX_UPLOAD_BYTES + 1)[1],)
     assert res.wall_s == 0.0
 
 
