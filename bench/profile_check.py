@@ -204,10 +204,10 @@ def in_box(out: Path, limit_s: float, device: str) -> dict:
     t0 = time.monotonic()
     result = sandbox.evaluate(source=(ROOT / "examples" / "softmax.py").read_bytes(), task="softmax",
                               mode="profile", device=device, backend="bwrap", limits=box_limits(limit_s, device))
-    (out / "box_report.json").write_text(json.dumps(result.report, indent=1))
+    (out / "box_report.json").write_text(json.dumps(result.report.to_json(), indent=1))
     if result.profile_file:
         (out / "box.ncu-rep").write_bytes(result.profile_file)
-    summary = summarise(result.report, time.monotonic() - t0)
+    summary = summarise(result.report.to_json(), time.monotonic() - t0)
     summary.update(box_file_bytes=len(result.profile_file or b""), sandbox_logs_tail=result.logs[-1500:])
     return summary
 

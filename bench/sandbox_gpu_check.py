@@ -310,26 +310,26 @@ def check_backend(name: str, device: str, res: Results, *, ranked: bool) -> None
     source = (ROOT / "examples" / "softmax.py").read_bytes()
     result = sandbox.evaluate(source=source, task="softmax", mode="test", device=device, backend=name,
                               limits=limits_for(device))
-    (res.details / f"{name}_eval_softmax.json").write_text(json.dumps(result.report, indent=1))
-    tests = result.report.get("tests") or []
-    ok = result.report["verdict"] == "verified" and tests and all(t["passed"] for t in tests)
+    (res.details / f"{name}_eval_softmax.json").write_text(json.dumps(result.report.to_json(), indent=1))
+    tests = result.report.to_json().get("tests") or []
+    ok = result.report.to_json()["verdict"] == "verified" and tests and all(t["passed"] for t in tests)
     res.add(name, "evaluate examples/softmax.py", ok,
-            {"verdict": result.report["verdict"], "reasons": result.report["reasons"],
+            {"verdict": result.report.to_json()["verdict"], "reasons": result.report.to_json()["reasons"],
              "wall_s": round(result.wall_s, 2), "overhead_s": round(result.overhead_s, 3)})
 
     # 2b. ranked: the timing, and on a GPU compute-sanitizer (memcheck, racecheck) in the box
     if ranked:
         result = sandbox.evaluate(source=source, task="softmax", mode="ranked", device=device, backend=name,
                                   limits=limits_for(device))
-        (res.details / f"{name}_eval_softmax_ranked.json").write_text(json.dumps(result.report, indent=1))
-        res.add(name, "evaluate ranked (sanitizer)", result.report["verdict"] in ("verified", "flagged")
-                and not set(result.report["reason_codes"]) & {"crash", "sandbox", "timeout", "out_of_memory"},
-                {"verdict": result.report["verdict"], "reasons": result.report["reasons"],
-                 "speedup_vs_compile": result.report.get("speedup_vs_compile"),
-                 "phases": result.report.get("phases"), "wall_s": round(result.wall_s, 2)})
+        (res.details / f"{name}_eval_softmax_ranked.json").write_text(json.dumps(result.report.to_json(), indent=1))
+        res.add(name, "evaluate ranked (sanitizer)", result.report.to_json()["verdict"] in ("verified", "flagged")
+                and not set(result.report.to_json()["reason_codes"]) & {"crash", "sandbox", "timeout", "out_of_memory"},
+                {"verdict": result.report.to_json()["verdict"], "reasons": result.report.to_json()["reasons"],
+                 "speedup_vs_compile": result.report.to_json().get("speedup_vs_compile"),
+                 "phases": result.report.to_json().get("phases"), "wall_s": round(result.wall_s, 2)})
         if device == "cuda":
             # both tools ran in the box and found nothing in the honest kernel (ok None: could not run)
-            tools = result.report.get("sanitizer") or []
+            tools = result.report.to_json().get("sanitizer") or []
             res.add(name, "ranked: compute-sanitizer ran", len(tools) == 2 and all(t["ok"] is True for t in tools),
                     tools)
 
@@ -337,15 +337,15 @@ def check_backend(name: str, device: str, res: Results, *, ranked: bool) -> None
     honest = (ROOT / "examples" / "softmax.py").read_text()
     result = sandbox.evaluate(source=probe_source(honest + "\n").encode(), task="softmax", mode="test",
                               device=device, backend=name, limits=limits_for(device))
-    (res.details / f"{name}_runner_seccomp.json").write_text(json.dumps(result.report, indent=1))
-    text = result.report.get("logs", "") + result.logs
+    (res.details / f"{name}_runner_seccomp.json").write_text(json.dumps(result.report.to_json(), indent=1))
+    text = result.report.to_json().get("logs", "") + result.logs
     found = parse(text)
     filtered = "SECCOMP 2 uid 65534" in text
     res.add(name, "runner seat: filter on, uid 65534", filtered, [l for l in text.splitlines() if "SECCOMP" in l][:1])
     res.add(name, "runner seat: denied calls fail", filtered and not problems(found), problems(found))
-    tests = result.report.get("tests") or []
+    tests = result.report.to_json().get("tests") or []
     res.add(name, "runner seat: kernel still passes", bool(tests) and all(t["passed"] for t in tests),
-            {"verdict": result.report["verdict"], "reason_codes": result.report["reason_codes"]})
+            {"verdict": result.report.to_json()["verdict"], "reason_codes": result.report.to_json()["reason_codes"]})
 
 
 def environment(out: Path, device: str) -> dict:

@@ -86,7 +86,7 @@ def main() -> int:
                                    device="cpu", backend=name, limits=LIMITS)
             walls.append(res.wall_s)
             overheads.append(res.overhead_s)
-            verdicts.add(res.report["verdict"])
+            verdicts.add(res.report.to_json()["verdict"])
         row = (name, med(empties), min(empties), max(empties), med(overheads), med(walls), ",".join(sorted(verdicts)))
         rows.append(row)
         print(f"{name}: empty box median {row[1]:.3f} s (min {row[2]:.3f}, max {row[3]:.3f}); "

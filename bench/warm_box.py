@@ -66,7 +66,7 @@ def main() -> int:
             break
         source = (ROOT / "examples" / f"{task}.py").read_bytes()
         result = sandbox.evaluate(source=source, task=task, mode="ranked", device="cuda", backend="bwrap")
-        r = result.report
+        r = result.report.to_json()
         record({"step": "ranked", "task": task, "wall_s": round(result.wall_s, 1), "verdict": r["verdict"],
                 "codes": r["reason_codes"], "speedup_vs_compile": r["speedup_vs_compile"],
                 "phases": r["phases"]})

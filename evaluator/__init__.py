@@ -4,10 +4,12 @@ Its public face, the only names the site (leaderboard/) and the sandbox may impo
 package itself (tests/foundation/test_layers.py enforces it; docs/architecture.md lists them):
 
 - the upload check: `validate_source` (sentences for a form), `check_upload` (reason codes),
-  `MAX_BYTES`, `check_signature` (custom_kernel's parameters against a task's inputs),
-  `parse_python` (ast.parse one thread at a time, for a threaded web server);
-- the report schema: `validate_report`, `ReportError`, `empty_report`, `verdict_for`, `CODES`,
-  `MODES`, `DEVICES`, `time_split`;
+  `MAX_BYTES` (the one limit on an upload's size, the site's SUBMISSION_MAX_BYTES too),
+  `upload_size_problem` (that limit's check alone, for the sandbox), `check_signature`
+  (custom_kernel's parameters against a task's inputs), `parse_python` (ast.parse one thread at a time, for a threaded web server);
+- the report schema: `Report` (the typed report: `Report.from_untrusted` at the trust boundary,
+  `Report.from_stored` for a site row, `to_json`), `validate_report`, `ReportError`,
+  `empty_report`, `verdict_for`, `CODES`, `MODES`, `DEVICES`, `time_split`;
 - profile mode's output: `PROFILE_FILE_MAX_BYTES` (the largest .ncu-rep the judge writes) and
   `profile_summary` (a report's profile in lines of text);
 - the judge's progress while it runs: `progress_latest` (the last line of a progress file),
@@ -27,15 +29,17 @@ from evaluator.contract.profile_report import summary_lines as profile_summary
 from evaluator.contract.report import CODES, DEVICES, MODES, ReportError, time_split, verdict_for
 from evaluator.contract.report import empty as empty_report
 from evaluator.contract.report import validate as validate_report
+from evaluator.contract.typed_report import Report
 from evaluator.contract.upload import MAX_BYTES, check_signature, check_upload, validate_source
 from evaluator.contract.upload import parse as parse_python
+from evaluator.contract.upload import size_problem as upload_size_problem
 from evaluator.contract.words import significant, state_word, status_word, verdict_word
 
-__all__ = ["CODES", "DEVICES", "MAX_BYTES", "MODES", "PROFILE_FILE_MAX_BYTES", "ReportError", "TASKS",
+__all__ = ["CODES", "DEVICES", "MAX_BYTES", "MODES", "PROFILE_FILE_MAX_BYTES", "Report", "ReportError", "TASKS",
            "calibrate_tasks", "check_signature", "check_upload", "empty_report", "get_task", "parse_python",
            "profile_summary",
-           "progress_latest", "progress_words", "significant", "state_word", "status_word", "time_split", "validate_report",
-           "validate_source", "verdict_for", "verdict_word"]
+           "progress_latest", "progress_words", "significant", "state_word", "status_word", "time_split",
+           "upload_size_problem", "validate_report", "validate_source", "verdict_for", "verdict_word"]
 
 
 def __getattr__(name: str):

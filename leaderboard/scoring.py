@@ -31,15 +31,6 @@ def device_kind(device_type: str) -> str:
     return device_type.split(":", 1)[0]
 
 
-def device_type_from_report(report: dict, fallback: str) -> str:
-    """The device type a report was measured on: the judge names the GPU it ran on."""
-    if report.get("device") == "cuda":
-        return f"cuda:{report['gpu_name']}" if report.get("gpu_name") else "cuda"
-    if report.get("device") == "cpu":
-        return "cpu"
-    return fallback
-
-
 def geomean(values: list) -> float | None:
     """Geometric mean of the positive finite values; None when there are none."""
     values = [v for v in values if v and v > 0 and math.isfinite(v)]

@@ -8,6 +8,8 @@ weak SECRET_KEY, or with ALLOWED_HOSTS "*"; no secret has a committed value. The
 import os
 from pathlib import Path
 
+from evaluator import MAX_BYTES
+
 from leaderboard.envutil import (ConfigError, database_from_url, envbool, envint, envstr, private_file,
                                  weak_secret_key, write_private)
 
@@ -234,7 +236,9 @@ SANDBOX_WARM_LIMIT_S = envint("SANDBOX_WARM_LIMIT_S", 180)
 # one box that reads task definitions (python -m evaluator describe or triage) over everything one
 # addition holds: a level of problems is one box, each problem run once on the device
 TASK_BOX_LIMIT_S = envint("TASK_BOX_LIMIT_S", 900)
-SUBMISSION_MAX_BYTES = 256 * 1024
+# the one limit on an upload's size, the evaluator's (evaluator/contract/upload.py): the form and
+# the API refuse a larger file before reading it, in the site's words, and check_upload again
+SUBMISSION_MAX_BYTES = MAX_BYTES
 UPLOAD_RATE_LIMIT_PER_HOUR = envint("UPLOAD_RATE_LIMIT_PER_HOUR", 30)
 # evaluations one user may have queued or running at a time; the worker takes users in turn
 EVAL_MAX_ACTIVE_PER_USER = envint("EVAL_MAX_ACTIVE_PER_USER", 2)

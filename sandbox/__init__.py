@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import time
 
+from evaluator import upload_size_problem
+
 from . import result
 from .errors import SandboxError
 from .limits import Limits
@@ -36,9 +38,10 @@ def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str |
     limits = limits or Limits.from_env()
     chosen = choose_backend(backend)
     started = time.monotonic()
-    if len(source) > MAX_UPLOAD_BYTES:
-        report = result.rejected(task=task, mode=mode, device=device, code="bad_upload", logs="",
-                                 reason=f"the upload is larger than {MAX_UPLOAD_BYTES} bytes")
+    too_big = upload_size_problem(len(source))
+    if too_big:  # the judge's own words for it (evaluator.check_upload), without a box
+        code, reason = too_big
+        report = result.rejected(task=task, mode=mode, device=device, code=code, logs="", reason=reason)
         return SandboxResult(report, "", chosen.NAME, 0.0, 0.0)
 
     def collect(box, outcome):
@@ -54,11 +57,10 @@ def evaluate(*, source: bytes, task: str, mode: str, device: str, backend: str |
                                            time_limit_s=limits.time_limit_s))
     wall = time.monotonic() - started
     overhead = max(0.0, wall - outcome.payload_s)
-    # the report's time split gains the sandbox's own part (set here, on the host, not by the box)
-    if isinstance(report.get("phases"), dict):
-        report["phases"]["sandbox_s"] = round(overhead, 3)
-    # which box ran it, from the host's side after the box exited: whatever the report file said
-    # there is replaced (the judge writes none; nothing inside the box chooses this)
-    report["box"] = dict(outcome.box) if outcome.box else {"backend": BOX_NAMES[chosen.NAME]}
+    # the host's own additions to the checked report, on a copy of the typed value: the time split
+    # gains the sandbox's part, and the box says which box ran it, from the host's side after the
+    # box exited (whatever the report file said there is replaced; nothing inside the box chooses it)
+    box = dict(outcome.box) if outcome.box else {"backend": BOX_NAMES[chosen.NAME]}
+    report = report.on_host(box=box, sandbox_s=round(overhead, 3))
     return SandboxResult(report=report, logs=outcome.logs, backend=chosen.NAME,
                          overhead_s=overhead, wall_s=wall, profile_file=profile_file)

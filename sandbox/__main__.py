@@ -61,22 +61,22 @@ def _run(args) -> int:
     if args.profile_out and result.profile_file:
         Path(args.profile_out).write_bytes(result.profile_file)
     if args.json == "-":
-        json.dump(report, sys.stdout, indent=1)
+        json.dump(report.to_json(), sys.stdout, indent=1)
         print()
         return 0
-    print(f"{report['task']} on {report['device']}: {verdict_word(report['verdict'], report['mode'])}")
-    for code, reason in zip(report["reason_codes"], report["reasons"]):
+    print(f"{report.task} on {report.device}: {verdict_word(report.verdict, report.mode)}")
+    for code, reason in zip(report.reason_codes, report.reasons):
         print(f"  - [{code}] {reason}")
-    if report.get("speedup_vs_compile") is not None:
-        print(f"  speedup: {report['speedup_vs_compile']:.3f}x vs torch.compile, "
-              f"{report['speedup_vs_eager']:.3f}x vs eager")
-    if report.get("profile"):
-        print("\n".join(profile_summary(report["profile"])))
-    box = result.report.get("box") or {}
-    which = " ".join(str(box[k]) for k in ("backend", "version", "image") if box.get(k)) or result.backend
-    print(f"  sandbox: {which}, {result.wall_s:.2f} s wall, {result.overhead_s:.2f} s overhead")
+    if report.speedup_vs_compile is not None:
+        print(f"  speedup: {report.speedup_vs_compile:.3f}x vs torch.compile, "
+              f"{report.speedup_vs_eager:.3f}x vs eager")
+    if report.profile:
+        print("\n".join(profile_summary(report.profile)))
+    box = report.box
+    which = " ".join(str(v) for v in (box.backend, box.version, box.image) if v) if box else ""
+    print(f"  sandbox: {which or result.backend}, {result.wall_s:.2f} s wall, {result.overhead_s:.2f} s overhead")
     if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1))
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=1))
     return 0
 
 

@@ -11,6 +11,7 @@ import os
 import stat
 
 from evaluator import DEVICES, MODES  # noqa: F401 - what the box may be asked to run (sandbox/__init__.py)
+from evaluator import Report
 
 from .box import Outcome
 from .errors import SandboxError
@@ -23,13 +24,13 @@ class ReportError(ValueError):
     pass
 
 
-def validate(obj) -> dict:
-    """The evaluator's own schema check (evaluator.validate_report): the one schema there is."""
+def validate(obj) -> Report:
+    """The typed report of an untrusted object, by the evaluator's own schema check
+    (evaluator.Report.from_untrusted): the one schema there is."""
     from evaluator import ReportError as EvaluatorReportError
-    from evaluator import validate_report
 
     try:
-        return validate_report(obj)
+        return Report.from_untrusted(obj)
     except EvaluatorReportError as exc:
         raise ReportError(str(exc)) from exc
 
@@ -63,12 +64,12 @@ def read_report_file(path: str, max_bytes: int) -> bytes | None:
         os.close(fd)
 
 
-def profile_file(report: dict, path: str) -> bytes | None:
+def profile_file(report: Report, path: str) -> bytes | None:
     """The .ncu-rep of a profile-mode report whose profile says the judge wrote one: read like the
     report (regular file, no link, size-capped), never parsed here. None otherwise."""
     from evaluator import PROFILE_FILE_MAX_BYTES
 
-    if report.get("mode") != "profile" or not (report.get("profile") or {}).get("file_bytes"):
+    if report.mode != "profile" or not (report.profile or {}).get("file_bytes"):
         return None
     try:
         return read_report_file(path, PROFILE_FILE_MAX_BYTES)
@@ -76,7 +77,7 @@ def profile_file(report: dict, path: str) -> bytes | None:
         return None
 
 
-def parse_report(data: bytes) -> dict:
+def parse_report(data: bytes) -> Report:
     def no_constants(name):
         raise ReportError(f"the report holds {name}")
 
@@ -87,7 +88,7 @@ def parse_report(data: bytes) -> dict:
     return validate(obj)
 
 
-def rejected(*, task: str, mode: str, device: str, reason: str, code: str, logs: str) -> dict:
+def rejected(*, task: str, mode: str, device: str, reason: str, code: str, logs: str) -> Report:
     from evaluator import empty_report
 
     report = empty_report(task=task, mode=mode, device=device)
@@ -100,7 +101,7 @@ def format_seconds(value: float) -> str:
 
 
 def decide(outcome: Outcome, report_path: str, *, task: str, mode: str, device: str,
-           time_limit_s: float, report_bytes: int) -> dict:
+           time_limit_s: float, report_bytes: int) -> Report:
     """The report for this run. Timeout and OOM win over whatever the judge wrote: a run that hit
     either is not one whose numbers we keep."""
     def reject(reason, code):
@@ -124,6 +125,6 @@ def decide(outcome: Outcome, report_path: str, *, task: str, mode: str, device: 
         report = parse_report(data)
     except ReportError as exc:
         return reject(f"the evaluation produced an unusable report: {exc}", "sandbox")
-    if (report["task"], report["mode"], report["device"]) != (task, mode, device):
+    if (report.task, report.mode, report.device) != (task, mode, device):
         return reject("the report is for another evaluation than the one requested", "sandbox")
     return report

@@ -10,6 +10,8 @@ import re
 import threading
 import time
 
+from evaluator import MAX_BYTES, Report
+
 from . import box as _box
 from . import bwrap_backend, docker_backend, gpu, image
 from .errors import SandboxError
@@ -18,14 +20,15 @@ from .limits import Limits
 BACKENDS = {"docker": docker_backend, "bwrap": bwrap_backend}
 # the report's box.backend for each backend
 BOX_NAMES = {"docker": "docker", "bwrap": "bubblewrap"}
-MAX_UPLOAD_BYTES = 1024 * 1024  # the evaluator itself rejects above 256 KiB; this just bounds disk
+# the one limit on an upload (evaluator/contract/upload.py), checked here before a box is made
+MAX_UPLOAD_BYTES = MAX_BYTES
 # a KernelBench-style problem's name starts with its number (`19_relu`)
 TASK_NAME = re.compile(r"^[a-z0-9][a-z0-9_]{0,63}$")
 
 
 @dataclasses.dataclass
 class SandboxResult:
-    report: dict
+    report: Report  # evaluator.Report: checked at the trust boundary (result.validate)
     logs: str  # the box's stdout/stderr, truncated to Limits.log_bytes
     backend: str
     overhead_s: float  # everything but the evaluation: create, start, exit, read result, remove

@@ -33,8 +33,9 @@ def check_upload(data: bytes | str) -> list[tuple[str, str]]:
             data = data.encode("utf-8")
         except UnicodeEncodeError:
             return [("bad_upload", "the file is not valid UTF-8")]
-    if len(data) > MAX_BYTES:
-        return [("bad_upload", f"the file is {len(data)} bytes; at most {MAX_BYTES} bytes (256 KiB) are accepted")]
+    too_big = size_problem(len(data))
+    if too_big:
+        return [too_big]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -49,6 +50,14 @@ def check_upload(data: bytes | str) -> list[tuple[str, str]]:
         return [("no_custom_kernel", f"the file does not define a top-level `{ENTRY}` "
                                      "(or, for a KernelBench-style task, a class `ModelNew`)")]
     return []
+
+
+def size_problem(size: int) -> tuple[str, str] | None:
+    """(reason_code, message) for an upload of `size` bytes over MAX_BYTES, the one limit on an
+    upload: check_upload's first check, and the sandbox's before it makes a box."""
+    if size > MAX_BYTES:
+        return ("bad_upload", f"the file is {size} bytes; at most {MAX_BYTES} bytes (256 KiB) are accepted")
+    return None
 
 
 def validate_source(text: bytes | str) -> list[str]:

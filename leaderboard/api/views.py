@@ -90,6 +90,7 @@ def submission_json(request, sub: Submission, summary: bool = False) -> dict:
         data.update({"verdict": sub.verdict, "speedup_vs_compile": sub.speedup_vs_compile, **vs_compile_json(sub),
                      "speedup_vs_eager": sub.speedup_vs_eager, "ranked": sub.is_ranked, "hidden": sub.hidden})
     elif sub.is_finished:
+        report = sub.typed_report
         data.update({
             "verdict": sub.verdict,
             "reasons": sub.reasons,
@@ -101,16 +102,16 @@ def submission_json(request, sub: Submission, summary: bool = False) -> dict:
             "ranked": sub.is_ranked,
             "hidden": sub.hidden,
             "gpu_name": sub.gpu_name,
-            "gpu_index": (sub.report or {}).get("gpu_index"),
-            "gpu_uuid": (sub.report or {}).get("gpu_uuid"),
+            "gpu_index": report.gpu_index if report else None,
+            "gpu_uuid": report.gpu_uuid if report else None,
             "versions": sub.versions,
             "shapes": selectors.shape_rows(submission=sub),
-            "tests": (sub.report or {}).get("tests", []),
+            "tests": [row.to_json() for row in report.tests] if report else [],
             "logs": sub.logs,
             "error": sub.error,
         })
         if sub.mode == Submission.Mode.PROFILE:
-            data["profile"] = (sub.report or {}).get("profile")
+            data["profile"] = report.to_json()["profile"] if report else None
             if profiling.profile_file_size(submission=sub):
                 data["profile_file"] = request.build_absolute_uri(reverse("api:submission-profile-file",
                                                                           args=[sub.pk]))

@@ -6,12 +6,14 @@ Writes go through leaderboard/services/, reads through leaderboard/selectors/.
 from __future__ import annotations
 
 import hashlib
+import logging
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
 LOGS_MAX_CHARS = 64 * 1024
+log = logging.getLogger(__name__)
 
 
 class Task(models.Model):
@@ -105,6 +107,21 @@ class TaskAddition(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-pk"]
+
+
+def stored_report(value, pk=None):
+    """A report column's JSON as an evaluator.Report (Report.from_stored reads what older versions
+    wrote); None for no report, and for JSON that is no report at all, which is logged: a page
+    then shows the row without it instead of failing."""
+    from evaluator import Report, ReportError
+
+    if value is None:
+        return None
+    try:
+        return Report.from_stored(value)
+    except ReportError as exc:
+        log.warning("row %s: the stored report cannot be read: %s", pk, exc)
+        return None
 
 
 class Submission(models.Model):
@@ -229,6 +246,12 @@ class Submission(models.Model):
         from django.urls import reverse
 
         return reverse("submission_detail", args=[self.pk])
+
+    @property
+    def typed_report(self):
+        """The stored report as an evaluator.Report (None without one): the one way the site reads
+        a report's fields (stored_report)."""
+        return stored_report(self.report, self.pk)
 
     @property
     def is_finished(self) -> bool:
@@ -406,6 +429,11 @@ class CompetitionEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.competition_id}: #{self.rank} {self.user} on {self.task} ({self.device_type})"
+
+    @property
+    def typed_report(self):
+        """The frozen copy of the report as an evaluator.Report, or None (stored_report)."""
+        return stored_report(self.report, self.submission_id)
 
 
 # profile mode's stored files and the boards' read model live in modules of their own; imported

@@ -240,20 +240,20 @@ def audit_for_submission(*, submission: Submission) -> QuerySet[AuditEntry]:
 def shape_rows(*, submission: Submission) -> list[dict]:
     """Per benchmark shape of a result: the report's row plus the floor used, % of it, and how
     widely the timed calls spread (`band`, `noisy`)."""
-    report = submission.report or {}
+    report = submission.typed_report
     rows = []
-    for row in report.get("shapes") or []:
+    for row in report.shapes if report else ():
         floor = scoring.floor_ms_for(task=submission.task, device_type=submission.device_type,
-                                     shape=row.get("shape"), report_floor_ms=row.get("floor_ms"))
-        band = scoring.widest_band(row)
-        judge_floor = row.get("floor_ms")
+                                     shape=row.shape, report_floor_ms=row.floor_ms)
+        stored = row.to_json()
+        band = scoring.widest_band(stored)
         # the judge measures a GPU's ceilings itself; where its floor differs from the published
         # one the page says which one the below-floor check used
-        differs = bool(floor and judge_floor and abs(judge_floor - floor) > 0.02 * floor)
-        rows.append({**row, "floor_ms": floor, "judge_floor_ms": judge_floor if differs else None,
-                     "pct_of_floor": scoring.pct_of_floor(floor, row.get("candidate_ms")),
+        differs = bool(floor and row.floor_ms and abs(row.floor_ms - floor) > 0.02 * floor)
+        rows.append({**stored, "floor_ms": floor, "judge_floor_ms": row.floor_ms if differs else None,
+                     "pct_of_floor": scoring.pct_of_floor(floor, row.candidate_ms),
                      "band_pct": band * 100 if band is not None else None,
-                     "noisy": scoring.shape_is_noisy(row)})
+                     "noisy": scoring.shape_is_noisy(stored)})
     return rows
 
 

@@ -40,11 +40,15 @@ def _iso(dt) -> str | None:
     return dt.isoformat() if dt else None
 
 
-def public_report(report: dict, *, code_open: bool) -> dict:
-    """The allowed fields of a frozen report; the kernels launched and the logs only with open code."""
+def public_report(report, *, code_open: bool) -> dict:
+    """The allowed fields of a frozen report (an evaluator.Report, or None: no fields); the kernels
+    launched and the logs only with open code."""
+    if report is None:
+        return {"shapes": []}
     keys = REPORT_KEYS + (OPEN_CODE_KEYS if code_open else ())
-    out = {k: report[k] for k in keys if k in report}
-    out["shapes"] = [{k: row[k] for k in REPORT_SHAPE_KEYS if k in row} for row in report.get("shapes") or []]
+    as_json = report.to_json()
+    out = {k: as_json[k] for k in keys}
+    out["shapes"] = [{k: row[k] for k in REPORT_SHAPE_KEYS if k in row} for row in report.shape_dicts()]
     return out
 
 
@@ -61,7 +65,7 @@ def competition_export_lines(*, competition: Competition) -> Iterator[str]:
     for entry in entries:
         sub = entry.submission
         open_reason = open_reasons[sub.pk]
-        report = public_report(entry.report or {}, code_open=bool(open_reason))
+        public = public_report(entry.typed_report, code_open=bool(open_reason))
         line = {
             "competition": competition.slug,
             "task": entry.task.name,
@@ -76,8 +80,8 @@ def competition_export_lines(*, competition: Competition) -> Iterator[str]:
             "speedup_vs_compile": entry.speedup_vs_compile,
             "speedup_vs_eager": entry.speedup_vs_eager,
             "pct_of_floor": entry.pct_of_floor,
-            "shapes": [{k: row.get(k) for k in SHAPE_KEYS} for row in report.get("shapes") or []],
-            "report": report,
+            "shapes": [{k: row.get(k) for k in SHAPE_KEYS} for row in public["shapes"]],
+            "report": public,
             "code_open": open_reason,
             "source": sub.source if open_reason else None,
         }

@@ -123,52 +123,55 @@ def submission_heartbeat(*, submission: Submission) -> bool:
 
 
 @transaction.atomic
-def submission_store_result(*, submission: Submission, report: dict, logs: str = "") -> bool:
-    """Store a validated evaluator report as the submission's result. Stores only under the
-    current claim (a worker whose claim was re-queued meanwhile stores nothing). True if stored.
-    The board's read model changes in the same transaction; waiters hear of it once committed."""
-    from evaluator import ReportError, validate_report
+def submission_store_result(*, submission: Submission, report, logs: str = "") -> bool:
+    """Store an evaluator report (the sandbox's evaluator.Report, or its JSON, checked here by
+    Report.from_untrusted) as the submission's result: its to_json() in the report column, the
+    fields the boards read beside it. Stores only under the current claim (a worker whose claim
+    was re-queued meanwhile stores nothing). True if stored. The board's read model changes in
+    the same transaction; waiters hear of it once committed."""
+    from evaluator import Report, ReportError
 
     try:
-        report = validate_report(report)
+        report = report if isinstance(report, Report) else Report.from_untrusted(report)
     except ReportError as exc:
         return submission_fail(submission=submission, error="The evaluation could not run: the evaluator's report was invalid. This is not your code.",
                                detail=str(exc))
-    if report["task"] != submission.task.name or report["mode"] != submission.mode:
+    if report.task != submission.task.name or report.mode != submission.mode:
         return submission_fail(
             submission=submission,
             error="The evaluation could not run: the evaluator reported on another evaluation. This is not your code.",
-            detail=f"The report is for {report['task']}/{report['mode']}, not {submission.task.name}/{submission.mode}.",
+            detail=f"The report is for {report.task}/{report.mode}, not {submission.task.name}/{submission.mode}.",
         )
-    verdict = report["verdict"]
-    device_type = scoring.device_type_from_report(report, submission.device_type)
+    verdict = report.verdict
+    device_type = report.device_type
     scored = submission.mode == Submission.Mode.RANKED and verdict != Submission.Verdict.REJECTED
     pct = None
     times = {"median_ms": None, "noisy": False}
-    speedup = report.get("speedup_vs_compile") if scored else None
-    ties = scoring.tie_fields(speedup=speedup, shapes=report.get("shapes"), device_type=device_type,
+    speedup = report.speedup_vs_compile if scored else None
+    shapes = report.shape_dicts()
+    ties = scoring.tie_fields(speedup=speedup, shapes=shapes, device_type=device_type,
                               calibration=submission.task.calibration_for(device_type))
     if scored:
         pct = scoring.geomean(scoring.pct_of_floor_by_shape(task=submission.task, device_type=device_type,
-                                                            shapes=report.get("shapes") or []))
-        times = scoring.board_time(report.get("shapes"))
-    all_logs = "\n".join(part for part in (report.get("logs") or "", logs or "") if part)
+                                                            shapes=shapes))
+        times = scoring.board_time(shapes)
+    all_logs = "\n".join(part for part in (report.logs, logs or "") if part)
     stored = _current(submission).update(
         status=Submission.Status.DONE,
         phase="",
         verdict=verdict,
-        reasons=list(report.get("reasons") or []),
-        reason_codes=list(report.get("reason_codes") or []),
-        report=report,
+        reasons=list(report.reasons),
+        reason_codes=list(report.reason_codes),
+        report=report.to_json(),
         logs=all_logs[-LOGS_MAX_CHARS:],
         speedup_vs_compile=speedup,
         **ties,
-        speedup_vs_eager=report.get("speedup_vs_eager") if scored else None,
+        speedup_vs_eager=report.speedup_vs_eager if scored else None,
         pct_of_floor=pct,
         median_ms=times["median_ms"],
         noisy=times["noisy"],
-        gpu_name=report.get("gpu_name") or "",
-        versions=report.get("versions") or {},
+        gpu_name=report.gpu_name or "",
+        versions=dict(report.versions),
         device_type=device_type,
         finished_at=timezone.now(),
         results_stored=F("results_stored") + 1,

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from leaderboard import scoring
-from leaderboard.models import Submission, Task
+from leaderboard.models import Submission, Task, stored_report
 from leaderboard.services.boards import board_entries_refresh
 from leaderboard.services.ties import submissions_rescore_ties
 
@@ -69,7 +69,8 @@ def load(data: dict) -> dict:
         fields = {f: row[f] for f in FIELDS if f in row}
         if fields.get("mode") == "ranked" and fields.get("speedup_vs_compile") is not None:
             # the board's time and noise mark, from the report as the worker stores them
-            shapes = (fields.get("report") or {}).get("shapes")
+            report = stored_report(fields.get("report"))
+            shapes = report.shape_dicts() if report else None
             fields.update(scoring.board_time(shapes))
             # the tie rule under the ruler this site holds for the task (the file's, loaded above)
             fields.update(scoring.tie_fields(speedup=fields["speedup_vs_compile"], shapes=shapes,

@@ -19,7 +19,8 @@ def submissions_rescore_ties(*, task: Task, device_type: str | None = None) -> i
         rows = rows.filter(device_type=device_type)
     changed = 0
     for sub in rows.iterator(chunk_size=500):
-        fields = scoring.tie_fields(speedup=sub.speedup_vs_compile, shapes=(sub.report or {}).get("shapes"),
+        report = sub.typed_report
+        fields = scoring.tie_fields(speedup=sub.speedup_vs_compile, shapes=report.shape_dicts() if report else None,
                                     device_type=sub.device_type, calibration=task.calibration_for(sub.device_type))
         if any(getattr(sub, k) != v for k, v in fields.items()):
             Submission.objects.filter(pk=sub.pk).update(**fields)

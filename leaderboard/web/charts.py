@@ -194,9 +194,10 @@ def versus_floor(entries: list, floors: list[dict]) -> str:
 
 
 def _candidate_ms(entry, shape: dict):
-    for row in (entry.report or {}).get("shapes") or []:
-        if row.get("shape") == shape:
-            return row.get("candidate_ms")
+    report = entry.typed_report
+    for row in report.shapes if report else ():
+        if row.shape == shape:
+            return row.candidate_ms
     return None
 
 

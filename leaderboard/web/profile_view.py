@@ -33,7 +33,8 @@ def profile_context(submission: Submission, user) -> dict | None:
     """What the page shows of a finished profile run, or None (not a profile, not the viewer's)."""
     if submission.mode != Submission.Mode.PROFILE or not submission.can_view(user):
         return None
-    profile = (submission.report or {}).get("profile")
+    report = submission.typed_report
+    profile = report.profile if report else None
     if not profile or submission.status != Submission.Status.DONE:
         return None
     floor = scoring.floor_ms_for(task=submission.task, device_type=submission.device_type,
@@ -47,7 +48,7 @@ def profile_context(submission: Submission, user) -> dict | None:
         "floor_ms": floor,
         "bytes_moved": profile.get("bytes_moved"),
         "flops": profile.get("flops"),
-        "on_gpu": (submission.report or {}).get("device") == "cuda",
+        "on_gpu": report.device == "cuda",
         "ncu": {**ncu, "words": NCU_WORDS.get(ncu["status"], "")} if ncu else None,
         "kernels": [_kernel(k, floor) for k in profile.get("kernels") or []],
         "device_rows": [_op(o) for o in ops if o["kind"] == "kernel"],

@@ -6,6 +6,7 @@ leaderboard/templatetags/numbers.py print them.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from django.utils import timezone
 
@@ -113,7 +114,8 @@ def own_kernels(submission: Submission) -> list[str]:
     if "kernels_launched" in submission.__dict__:
         kernels = submission.__dict__["kernels_launched"]
     else:
-        kernels = (submission.report or {}).get("kernels_launched")
+        report = submission.typed_report
+        kernels = list(report.kernels_launched) if report else []
     return kernels if isinstance(kernels, list) else []
 
 
@@ -162,12 +164,12 @@ def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
                 "why": f"An admin will look at it. {first}"}
     # verified
     if s.mode == Submission.Mode.PROFILE:
-        n = len((s.report or {}).get("tests") or [])
+        n = _test_count(s)
         return {"tone": "ok", "title": word,
                 "why": f"Passed all {n} test shapes, then ran under the profiler on one benchmark shape: "
                        "the profile is below. Profile runs are not timed against the baselines and never rank."}
     if s.mode == Submission.Mode.TEST:
-        n = len((s.report or {}).get("tests") or [])
+        n = _test_count(s)
         return {"tone": "ok", "title": word,
                 "why": f"Passed all {n} test shapes. Test runs check correctness only: they are not timed "
                        "and never rank; submit in ranked mode to be timed."}
@@ -188,35 +190,39 @@ def verdict(submission: Submission, *, noisy: bool, device_name: str) -> dict:
     return {"tone": "ok", "title": word, "why": why}
 
 
-def tests(report: dict) -> list[dict]:
-    """The correctness checks; a failed one shows the max abs error its message names."""
+def _test_count(submission: Submission) -> int:
+    report = submission.typed_report
+    return len(report.tests) if report else 0
+
+
+def tests(report) -> list[dict]:
+    """The correctness checks of a report (evaluator.Report, or None); a failed one shows the max
+    abs error its message names."""
     from leaderboard.web.present import shape_label
 
     out = []
-    for t in report.get("tests") or []:
-        message = t.get("message") or ""
-        err = t.get("max_abs_err")
+    for t in report.tests if report else ():
+        err = t.max_abs_err
         if err is None:
-            found = _MAX_ABS.search(message)
+            found = _MAX_ABS.search(t.message)
             err = float(found.group(1)) if found else None
-        out.append({"shape": shape_label(t.get("shape") or {}), "passed": t.get("passed"),
-                    "max_abs_err": err, "message": message})
+        out.append({"shape": shape_label(t.shape), "passed": t.passed, "max_abs_err": err, "message": t.message})
     return out
 
 
-def tests_not_run(report: dict, task) -> int:
+def tests_not_run(report, task) -> int:
     """How many of the task's test shapes an evaluation that stopped at a failed one never ran."""
-    rows = report.get("tests") or []
-    if not rows or all(t.get("passed") for t in rows):
+    rows = report.tests if report else ()
+    if not rows or all(t.passed for t in rows):
         return 0
     return max(0, len(task.test_shapes or []) - len(rows))
 
 
-def phases(report: dict) -> list[tuple[str, float]]:
-    """The phases that took time, in the order an evaluation runs them (PostgreSQL's jsonb keeps
-    an object's keys in an order of its own); any key this site does not know comes last."""
+def phases(report) -> list[tuple[str, float]]:
+    """The phases of a report (evaluator.Report, or None) that took time, in the order an
+    evaluation runs them; any phase this site has no words for comes last."""
     order = list(PHASE_WORDS)
-    given = report.get("phases") or {}
+    given = report.phases.to_json() if report else {}
     items = []
     for key in sorted(given, key=lambda k: order.index(k) if k in order else len(order)):
         value = given[key]
@@ -261,11 +267,12 @@ GPU_ROWS = (
 )
 
 
-def gpu_state(report: dict) -> dict | None:
-    """The GPU's readings before and after timing as a table (None when the report has none):
-    rows of (label, before, after), which GPU, and what NVML could not read."""
-    state = report.get("gpu_state")
-    if not isinstance(state, dict):
+def gpu_state(report) -> dict | None:
+    """The GPU's readings before and after timing as a table (None when the report, an
+    evaluator.Report, has none): rows of (label, before, after), which GPU, and what NVML could not
+    read."""
+    state = report.gpu_state if report else None
+    if not isinstance(state, Mapping):
         return None
     before, after = state.get("before") or {}, state.get("after") or {}
     gpu = next((r for r in (after, before) if r.get("index") is not None or r.get("uuid")), {})

@@ -40,7 +40,7 @@ def evaluate(backend: str, source: str, *, limits: Limits = LIMITS, mode: str = 
 def observations(result) -> dict[str, str]:
     """`OBS key value` lines the hostile code printed (they reach us through the judge's report)."""
     found = {}
-    for text in (result.report.get("logs", ""), result.logs):
+    for text in (result.report.to_json().get("logs", ""), result.logs):
         for line in text.splitlines():
             if line.startswith("OBS "):
                 _, key, *rest = line.split(" ", 2)
@@ -49,4 +49,4 @@ def observations(result) -> dict[str, str]:
 
 
 def everything(result) -> str:
-    return json.dumps(result.report) + result.logs
+    return json.dumps(result.report.to_json()) + result.logs

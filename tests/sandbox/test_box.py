@@ -13,6 +13,7 @@ import time
 import pytest
 
 import sandbox
+from evaluator import upload_size_problem
 from sandbox import Limits, SandboxError, box, cgroup, cleanup, docker_backend, gpu, image, result
 
 from sandbox_helpers import IN_CI, LIMITS, WRONG, evaluate
@@ -147,7 +148,7 @@ def test_overhead_is_measured(backend):
     assert 0 < res.overhead_s < res.wall_s
     assert res.overhead_s < 5
     # the report's time split carries it, next to the evaluation's own phases
-    assert res.report["phases"]["sandbox_s"] == pytest.approx(res.overhead_s, abs=1e-3)
+    assert res.report.phases.sandbox_s == pytest.approx(res.overhead_s, abs=1e-3)
 
 
 # ---- choosing a backend ----------------------------------------------------------------------
@@ -187,7 +188,9 @@ def test_bad_requests_never_reach_a_box():
 def test_a_huge_upload_is_rejected_without_running(backend):
     res = sandbox.evaluate(source=b"#" * (sandbox.MAX_UPLOAD_BYTES + 1), task="softmax",
                            mode="test", device="cpu", backend=backend)
-    assert res.report["reason_codes"] == ["bad_upload"]
+    assert res.report.reason_codes == ("bad_upload",)
+    # the judge's own words for it (evaluator.check_upload), with no box made
+    assert res.report.reasons == (upload_size_problem(sandbox.MAX_UPLOAD_BYTES + 1)[1],)
     assert res.wall_s == 0.0
 
 
@@ -246,9 +249,10 @@ def _outcome(**kw):
     return box.Outcome(**{**base, **kw})
 
 
-def _decide(outcome, path):
+def _decide(outcome, path) -> dict:
+    """The report decide returns (an evaluator.Report), as the JSON the site stores."""
     return result.decide(outcome, str(path), task="softmax", mode="test", device="cpu",
-                         time_limit_s=300, report_bytes=10_000)
+                         time_limit_s=300, report_bytes=10_000).to_json()
 
 
 def _good(**kw):

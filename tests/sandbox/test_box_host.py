@@ -35,7 +35,7 @@ print("PREFIX", sys.prefix, sys.base_prefix, sys.executable, flush=True)
 def mounts(result) -> list[tuple[str, str]]:
     """(root, mount point) of every line of mountinfo the submission printed: fields 4 and 5."""
     found = []
-    for text in (result.report.get("logs", ""), result.logs):
+    for text in (result.report.to_json().get("logs", ""), result.logs):
         for line in text.splitlines():
             if line.startswith("MOUNT "):
                 fields = line.split()
@@ -59,13 +59,13 @@ def host_paths() -> list[str]:
 @pytest.fixture(scope="module")
 def seen(backend):
     result = evaluate(backend, PROBE)
-    assert not set(result.report["reason_codes"]) & UNCLEAN, everything(result)[-3000:]
+    assert not set(result.report.to_json()["reason_codes"]) & UNCLEAN, everything(result)[-3000:]
     return backend, result
 
 
 def test_the_report_names_the_box_that_ran_it(seen):
     backend, result = seen
-    recorded = result.report["box"]
+    recorded = result.report.to_json()["box"]
     if backend == "bwrap":
         out = subprocess.run([shutil.which("bwrap"), "--version"], capture_output=True, text=True).stdout
         assert recorded == {"backend": "bubblewrap", "version": out.split()[-1], "image": None, "image_id": None}
@@ -76,7 +76,7 @@ def test_the_report_names_the_box_that_ran_it(seen):
         assert recorded["image"].startswith(image.REPOSITORY + ":local-")
         assert recorded["image_id"] == engine.images.get(recorded["image"]).id
     # the stored report keeps it: the site validates the report again before storing it
-    assert validate_report(json.loads(json.dumps(result.report)))["box"] == recorded
+    assert validate_report(json.loads(json.dumps(result.report.to_json())))["box"] == recorded
 
 
 def test_mountinfo_names_no_host_directory_as_a_mount_point(seen):
@@ -89,7 +89,7 @@ def test_mountinfo_names_no_host_directory_as_a_mount_point(seen):
         assert not [t for t in targets if t == path or t.startswith(path.rstrip("/") + "/")
                     or path in t], (path, targets)
     # the interpreter runs from the box's own paths, and says none of the host's
-    prefix = next(line for line in result.report["logs"].splitlines() if line.startswith("PREFIX "))
+    prefix = next(line for line in result.report.to_json()["logs"].splitlines() if line.startswith("PREFIX "))
     assert prefix.split()[1] == image.ENV_INSIDE and prefix.split()[3].startswith(image.ENV_INSIDE + "/bin/")
     assert not [p for p in host_paths() if p in prefix], prefix
 
@@ -110,7 +110,7 @@ def test_the_host_writes_the_box_over_whatever_the_report_file_says(monkeypatch,
     overwritten with what the backend that ran it says."""
     def run(made):
         report = validate_report(json.loads(json.dumps(sandbox.result.rejected(
-            task="softmax", mode="test", device="cpu", reason="x", code="crash", logs=""))))
+            task="softmax", mode="test", device="cpu", reason="x", code="crash", logs="").to_json())))
         report["box"] = {"backend": "docker", "version": "forged", "image": "forged", "image_id": None}
         (made.out_dir / "report.json").write_text(json.dumps(report))
         return Outcome(exit_code=0, timed_out=False, oom_killed=False, logs="", wall_s=0.1,
@@ -119,8 +119,8 @@ def test_the_host_writes_the_box_over_whatever_the_report_file_says(monkeypatch,
     monkeypatch.setattr(bwrap_backend, "run", run)
     result = sandbox.evaluate(source=b"x = 1\n", task="softmax", mode="test", device="cpu",
                               backend="bwrap", limits=LIMITS)
-    assert result.report["box"] == bwrap_backend.describe()
-    assert result.report["box"]["backend"] == "bubblewrap"
+    assert result.report.to_json()["box"] == bwrap_backend.describe()
+    assert result.report.to_json()["box"]["backend"] == "bubblewrap"
 
 
 @pytest.mark.django_db
@@ -135,10 +135,10 @@ def test_the_result_page_says_which_box_ran_it(seen, client, task, owner):
                                     source=HONEST, filename="softmax.py", celery_task_id="t")
     claimed = services.submission_claim(submission_id=sub.pk, worker="test")
     assert services.submission_store_result(submission=claimed, report=result.report, logs=result.logs)
-    assert Submission.objects.get(pk=sub.pk).report["box"] == result.report["box"]
+    assert Submission.objects.get(pk=sub.pk).report["box"] == result.report.to_json()["box"]
     client.force_login(owner)
     html = client.get(reverse("submission_detail", args=[sub.pk])).content.decode()
-    recorded = result.report["box"]
+    recorded = result.report.to_json()["box"]
     if backend == "bwrap":
         assert f'<dt>Sandbox</dt><dd id="box">bubblewrap {recorded["version"]}</dd>' in html
     else:

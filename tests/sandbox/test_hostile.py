@@ -177,8 +177,8 @@ def test_recon_ran_through_the_real_evaluator(recon):
     result, obs, _, _ = recon
     assert "status_Uid" in obs, everything(result)[-3000:]
     # the judge says so too: it ran as root, the submission's runner as another user
-    assert result.report["isolation"]["separate_user"] is True
-    assert result.report["isolation"]["judge_uid"] == 0
+    assert result.report.to_json()["isolation"]["separate_user"] is True
+    assert result.report.to_json()["isolation"]["judge_uid"] == 0
 
 
 def test_no_connection_reaches_a_listener_on_the_host(recon):
@@ -260,7 +260,7 @@ obs("fill", f"{err} {written}")
     err, written = obs["fill"].split()
     assert int(err) == 28  # ENOSPC
     assert int(written) <= limits.tmpfs_bytes
-    assert not UNCLEAN & set(result.report["reason_codes"]), result.report
+    assert not UNCLEAN & set(result.report.to_json()["reason_codes"]), result.report
     assert result.wall_s < limits.time_limit_s
 
 
@@ -299,9 +299,9 @@ def custom_kernel(x):
         hog.append(b"\\x01" * (64 << 20))
 """
     result = evaluate(backend, source, limits=limits)
-    assert result.report["verdict"] == "rejected"
-    assert result.report["reasons"] == ["out of memory"]
-    assert result.report["reason_codes"] == ["out_of_memory"]
+    assert result.report.to_json()["verdict"] == "rejected"
+    assert result.report.to_json()["reasons"] == ["out of memory"]
+    assert result.report.to_json()["reason_codes"] == ["out_of_memory"]
 
 
 def test_endless_loop_ends_at_the_limit(backend):
@@ -310,9 +310,9 @@ def test_endless_loop_ends_at_the_limit(backend):
     started = time.monotonic()
     result = evaluate(backend, source, limits=limits)
     took = time.monotonic() - started
-    assert result.report["verdict"] == "rejected"
-    assert result.report["reasons"] == ["time limit 20 s exceeded"]
-    assert result.report["reason_codes"] == ["timeout"]
+    assert result.report.to_json()["verdict"] == "rejected"
+    assert result.report.to_json()["reasons"] == ["time limit 20 s exceeded"]
+    assert result.report.to_json()["reason_codes"] == ["timeout"]
     assert 20 <= took <= 30
 
 
@@ -366,7 +366,7 @@ FORGED = {"schema": 1, "verdict": "verified", "reasons": [], "reason_codes": [],
 
 @pytest.fixture(scope="module")
 def baselines(backend):
-    return {"honest": evaluate(backend, HONEST).report, "wrong": evaluate(backend, WRONG).report}
+    return {"honest": evaluate(backend, HONEST).report.to_json(), "wrong": evaluate(backend, WRONG).report.to_json()}
 
 
 def _verdict(report):
@@ -388,7 +388,7 @@ for path in ("/out/report.json", "/tmp/report.json"):
 """
     assert baselines["wrong"]["verdict"] == "rejected"
     for name, kernel in (("honest", HONEST), ("wrong", WRONG)):
-        report = evaluate(backend, forge + kernel).report
+        report = evaluate(backend, forge + kernel).report.to_json()
         assert _verdict(report) == _verdict(baselines[name]), (name, report)
         assert report["speedup_vs_compile"] != 999.0
 
@@ -407,7 +407,7 @@ for fd in range(resource.getrlimit(resource.RLIMIT_NOFILE)[0]):
         pass
 obs("fds_written", hits)
 """ + WRONG
-    report = evaluate(backend, source).report
+    report = evaluate(backend, source).report.to_json()
     assert report["verdict"] == "rejected"
     assert _verdict(baselines["wrong"])[0] == "rejected"
     assert report["speedup_vs_compile"] is None
@@ -426,8 +426,8 @@ sys.stdout.flush()
     result = evaluate(backend, source)
     assert time.monotonic() - started < LIMITS.time_limit_s
     assert len(result.logs.encode()) <= LIMITS.log_bytes
-    assert len(result.report["logs"].encode()) <= 70_000
-    assert result.report["reason_codes"] != ["timeout"]
+    assert len(result.report.to_json()["logs"].encode()) <= 70_000
+    assert result.report.to_json()["reason_codes"] != ["timeout"]
 
 
 def test_the_judge_cache_is_closed_to_the_submission(backend, tmp_path, monkeypatch):

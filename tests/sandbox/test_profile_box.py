@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 
 import sandbox
+from evaluator import Report
 from sandbox import box, result
 
 from sandbox_helpers import HONEST, LIMITS, evaluate
@@ -20,8 +21,9 @@ def test_the_judge_is_asked_for_the_profile_file_in_profile_mode_only():
                                                          time_limit_s=300)
 
 
-def _report(file_bytes: int, mode: str = "profile") -> dict:
-    return {"mode": mode, "profile": {"file_bytes": file_bytes}}
+def _report(file_bytes: int | None, mode: str = "profile") -> Report:
+    return Report(schema=1, verdict="verified", reasons=(), reason_codes=(), task="softmax", mode=mode, device="cpu",
+                  profile=None if file_bytes is None else {"file_bytes": file_bytes})
 
 
 def test_the_profile_file_comes_back_only_when_the_report_says_so(tmp_path, monkeypatch):
@@ -29,7 +31,7 @@ def test_the_profile_file_comes_back_only_when_the_report_says_so(tmp_path, monk
     path.write_bytes(b"NVIDIA Nsight Compute report")
     assert result.profile_file(_report(28), str(path)) == b"NVIDIA Nsight Compute report"
     assert result.profile_file(_report(0), str(path)) is None
-    assert result.profile_file({"mode": "profile", "profile": None}, str(path)) is None
+    assert result.profile_file(_report(None), str(path)) is None
     assert result.profile_file(_report(28, mode="ranked"), str(path)) is None
     assert result.profile_file(_report(28), str(tmp_path / "missing")) is None
     link = tmp_path / "link.ncu-rep"
@@ -46,7 +48,7 @@ def test_a_cpu_profile_in_the_box(backend, monkeypatch):
     monkeypatch.setenv("EVALUATOR_QUICK", "1")
     limits = dataclasses.replace(LIMITS, time_limit_s=180)
     res = evaluate(backend, HONEST, mode="profile", limits=limits)
-    report = res.report
+    report = res.report.to_json()
     assert report["mode"] == "profile" and report["verdict"] != "rejected", report["reasons"]
     profile = report["profile"]
     assert profile["tool"] == "torch.profiler" and profile["ncu"] is None

@@ -102,20 +102,20 @@ def runner_seat(backend):
 def test_every_denied_call_fails_in_the_submissions_seat(runner_seat):
     text = everything(runner_seat)
     assert "SECCOMP 2 uid 65534" in text, text[-3000:]
-    assert problems(parse(runner_seat.report.get("logs", "") + runner_seat.logs)) == [], text[-3000:]
+    assert problems(parse(runner_seat.report.to_json().get("logs", "") + runner_seat.logs)) == [], text[-3000:]
 
 
 def test_an_honest_kernel_still_passes_under_the_filter(runner_seat):
-    assert runner_seat.report["verdict"] in ("verified", "flagged"), everything(runner_seat)[-3000:]
-    assert not set(runner_seat.report["reason_codes"]) & {"timeout", "out_of_memory", "sandbox", "crash"}
-    tests = runner_seat.report["tests"]
+    assert runner_seat.report.to_json()["verdict"] in ("verified", "flagged"), everything(runner_seat)[-3000:]
+    assert not set(runner_seat.report.to_json()["reason_codes"]) & {"timeout", "out_of_memory", "sandbox", "crash"}
+    tests = runner_seat.report.to_json()["tests"]
     assert tests and all(t["passed"] for t in tests)
     # flagged only as any such upload is: the probe imports ctypes (the source scan says so) and
     # the honest kernel is torch's own softmax, no kernel of its own
-    assert set(runner_seat.report["reason_codes"]) <= {"suspicious_source", "no_kernel_launched"}
+    assert set(runner_seat.report.to_json()["reason_codes"]) <= {"suspicious_source", "no_kernel_launched"}
 
 
 def test_the_runner_still_drops_to_its_own_user(runner_seat):
-    iso = runner_seat.report["isolation"]
+    iso = runner_seat.report.to_json()["isolation"]
     assert iso["separate_user"] is True and iso["runner_uid"] == 65534
     assert iso["runner_no_new_privs"] is True and int(iso["runner_cap_eff"], 16) == 0

@@ -100,8 +100,8 @@ def test_add_task_puts_a_file_on_the_site_and_its_evaluations_find_it(task_comma
     # a kernel that inverts the mask is a mismatch against this file's Model
     wrong = (CORPUS / "solutions" / "6_masked_scale" / "wrong_inverted_mask.py").read_bytes()
     result = sandbox_evaluate(source=wrong, task=task.name, mode="test", device="cpu", definition=task.definition)
-    assert result.report["task"] == "6_masked_scale"
-    assert result.report["reason_codes"] == ["mismatch"], result.report["reasons"]
+    assert result.report.task == "6_masked_scale"
+    assert result.report.reason_codes == ("mismatch",), result.report.reasons
 
 
 def test_load_tasks_reads_the_builtin_tasks_in_the_box(task_commands, capsys):

@@ -187,12 +187,16 @@ def test_every_reason_code_has_words():
 
 
 def test_the_compile_inside_the_set_up_reads_as_part_of_it():
+    from evaluator import Report
     from leaderboard.web.result import phases
 
-    alone = {"phases": {"setup_s": 38.0, "startup_s": 1.0, "compile_s": 37.0, "correctness_s": 2.0}}
+    def stored(given):
+        return Report.from_stored({"task": "softmax", "mode": "ranked", "device": "cpu", "phases": given})
+
+    alone = stored({"setup_s": 38.0, "startup_s": 1.0, "compile_s": 37.0, "correctness_s": 2.0})
     assert phases(alone) == [("set-up", 38.0), ("of which compile", 37.0), ("start-up", 1.0),
                              ("correctness checks", 2.0)]
-    beside = {"phases": {"setup_s": 3.0, "compile_s": 9.0, "correctness_s": 10.0}}
+    beside = stored({"setup_s": 3.0, "compile_s": 9.0, "correctness_s": 10.0})
     assert phases(beside) == [("set-up", 3.0), ("compile (beside the checks)", 9.0), ("correctness checks", 10.0)]
 
 

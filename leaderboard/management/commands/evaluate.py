@@ -10,15 +10,14 @@ from leaderboard.client.output import verdict_lines
 from leaderboard.models import Task
 
 
-def rejected_report(problems: list[tuple[str, str]], *, task: str, mode: str, device: str) -> dict:
-    """The report the judge writes for an upload it refuses (evaluator.check_upload)."""
-    from evaluator import empty_report, validate_report, verdict_for
+def rejected_report(problems: list[tuple[str, str]], *, task: str, mode: str, device: str):
+    """The report (evaluator.Report) the judge writes for an upload it refuses (evaluator.check_upload)."""
+    from evaluator import Report, empty_report, verdict_for
 
     report = empty_report(task=task, mode=mode, device=device)
-    report["reason_codes"] = [code for code, _ in problems]
-    report["reasons"] = [message for _, message in problems]
-    report["verdict"] = verdict_for(report["reason_codes"])
-    return validate_report(report)
+    codes = [code for code, _ in problems]
+    report.update(reason_codes=codes, reasons=[message for _, message in problems], verdict=verdict_for(codes))
+    return Report.from_untrusted(report)
 
 
 class Command(BaseCommand):
@@ -56,37 +55,34 @@ class Command(BaseCommand):
                 raise CommandError(f"sandbox error (infrastructure, not the kernel): {exc}") from None
             report = result.report
         if json_out:
-            Path(json_out).write_text(json.dumps(report, indent=2))
+            Path(json_out).write_text(json.dumps(report.to_json(), indent=2))
         self._summary(report, result)
 
     def _summary(self, report, result):
         from evaluator import time_split
 
         w = self.stdout.write
-        w(f"task {report['task']}  mode {report['mode']}  device {report['device']}"
-          f"{'  gpu ' + report['gpu_name'] if report.get('gpu_name') else ''}")
-        for line in verdict_lines(report):
+        w(f"task {report.task}  mode {report.mode}  device {report.device}"
+          f"{'  gpu ' + report.gpu_name if report.gpu_name else ''}")
+        for line in verdict_lines(report.to_json()):
             w(line)
-        task = Task.objects.filter(name=report["task"]).first()
-        device_type = scoring.device_type_from_report(report, report["device"])
-        shapes = report.get("shapes") or []
+        task = Task.objects.filter(name=report.task).first()
+        shapes = report.shape_dicts()
         if shapes:
-            pcts = (scoring.pct_of_floor_by_shape(task=task, device_type=device_type, shapes=shapes)
+            pcts = (scoring.pct_of_floor_by_shape(task=task, device_type=report.device_type, shapes=shapes)
                     if task else [None] * len(shapes))
             w(f"{'shape':<28}{'candidate ms':>14}{'eager ms':>12}{'compile ms':>12}{'vs compile':>12}{'% floor':>9}")
-            for row, pct in zip(shapes, pcts):
+            for row, pct in zip(report.shapes, pcts):
                 def ms(v):
                     return f"{v:.4f}" if isinstance(v, (int, float)) else "-"
-                sp = row.get("speedup_vs_compile")
-                w(f"{json.dumps(row['shape']):<28}{ms(row.get('candidate_ms')):>14}{ms(row.get('eager_ms')):>12}"
-                  f"{ms(row.get('compile_ms')):>12}{(f'{sp:.3f}x' if sp else '-'):>12}{(f'{pct:.0f}' if pct else '-'):>9}")
-        if report.get("profile"):
+                sp = row.speedup_vs_compile
+                w(f"{json.dumps(dict(row.shape)):<28}{ms(row.candidate_ms):>14}{ms(row.eager_ms):>12}"
+                  f"{ms(row.compile_ms):>12}{(f'{sp:.3f}x' if sp else '-'):>12}{(f'{pct:.0f}' if pct else '-'):>9}")
+        if report.profile:
             from evaluator import profile_summary
 
-            w("\n".join(profile_summary(report["profile"])))
-        phases = report.get("phases") or {}
-        if phases:
-            w("time: " + time_split(phases))
+            w("\n".join(profile_summary(report.profile)))
+        w("time: " + time_split(report.phases.to_json()))
         if result is not None:
             w(f"sandbox: {result.backend}, {result.wall_s:.1f} s wall ({result.overhead_s:.1f} s overhead)")
         else:

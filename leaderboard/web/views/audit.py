@@ -80,7 +80,7 @@ def item(request, pk: int):
         "findings": words.finding_lines(submission),
         "code_html": highlight_python(submission.source, marked=words.finding_lines(submission)),
         "shapes": shapes,
-        "tests": words.tests(submission.report or {}),
+        "tests": words.tests(submission.typed_report),
         "earlier": earlier,
         "last": last,
         "diff": submissions_diff(last, submission, f"#{last.pk}", f"#{submission.pk}") if last else None,

@@ -29,7 +29,7 @@ def _submission_for(request, pk: int) -> Submission | None:
 
 
 def _result_context(request, submission: Submission) -> dict:
-    report = submission.report or {}
+    report = submission.typed_report
     device_name = device_label(submission.device_type)
     shapes = [{**row, "shape": shape_label(row.get("shape") or {})}
               for row in selectors.shape_rows(submission=submission)]
@@ -68,8 +68,8 @@ def _result_context(request, submission: Submission) -> dict:
         "logs_truncated": len(logs) > LOG_TAIL_CHARS,
         "device_name": device_name,
         # which of the host's GPUs ran it, by index and UUID (two workers on two GPUs)
-        "gpu_index": report.get("gpu_index"),
-        "gpu_uuid": report.get("gpu_uuid") or "",
+        "gpu_index": report.gpu_index if report else None,
+        "gpu_uuid": (report.gpu_uuid if report else None) or "",
         "tryout": words.is_tryout(submission.device_type),
         "versions": words.versions(submission),
         "box": box_line(report),
@@ -79,19 +79,19 @@ def _result_context(request, submission: Submission) -> dict:
     }
 
 
-def box_line(report: dict) -> str:
-    """Which box ran the evaluation, in one line ("bubblewrap 0.8.0", "Docker 20.10.24, image
+def box_line(report) -> str:
+    """Which box ran the evaluation (an evaluator.Report's box), in one line ("bubblewrap 0.8.0", "Docker 20.10.24, image
     kernelboard-sandbox:local-0123 (sha256:4567...)"); the sandbox writes it on the host after the
     box exits. Empty for a report without one (older reports, an evaluation without a sandbox)."""
-    box = report.get("box") if isinstance(report.get("box"), dict) else None
-    if not box or not box.get("backend"):
+    box = report.box if report else None
+    if not box or not box.backend:
         return ""
-    name = {"docker": "Docker"}.get(box["backend"], str(box["backend"]))
-    line = f"{name} {box['version']}" if box.get("version") else name
-    if box.get("image"):
-        line += f", image {box['image']}"
-        if box.get("image_id"):
-            line += f" ({str(box['image_id'])[:19]})"
+    name = {"docker": "Docker"}.get(box.backend, str(box.backend))
+    line = f"{name} {box.version}" if box.version else name
+    if box.image:
+        line += f", image {box.image}"
+        if box.image_id:
+            line += f" ({str(box.image_id)[:19]})"
     return line
 
 

@@ -139,3 +139,24 @@ def test_a_class_model_new_is_an_entry_and_its_signature_is_not_checked():
     assert check_upload(source) == []
     assert check_signature(source, ("x", "w"), "3_linear") == []
     assert check_upload("class ModelOld:\n    pass\n")[0][0] == "no_custom_kernel"
+
+
+def test_one_limit_on_an_upload_with_one_check():
+    """MAX_BYTES is the one limit: check_upload's size check is upload_size_problem, which the
+    sandbox calls before it makes a box, and the site's SUBMISSION_MAX_BYTES is the same number."""
+    import ast as parsed
+    from pathlib import Path
+
+    from evaluator import check_upload, upload_size_problem
+
+    over = b"#" * (MAX_BYTES + 1)
+    assert upload_size_problem(MAX_BYTES) is None
+    assert check_upload(over) == [upload_size_problem(len(over))]
+    root = Path(__file__).resolve().parents[3]
+    settings = parsed.parse((root / "leaderboard" / "settings.py").read_text())
+    limit = next(node.value for node in parsed.walk(settings) if isinstance(node, parsed.Assign)
+                 and any(getattr(t, "id", None) == "SUBMISSION_MAX_BYTES" for t in node.targets))
+    assert isinstance(limit, parsed.Name) and limit.id == "MAX_BYTES"  # evaluator.MAX_BYTES, no second number
+    run = parsed.parse((root / "sandbox" / "run.py").read_text())
+    assert any(isinstance(node, parsed.Assign) and getattr(node.targets[0], "id", None) == "MAX_UPLOAD_BYTES"
+               and getattr(node.value, "id", None) == "MAX_BYTES" for node in parsed.walk(run))
