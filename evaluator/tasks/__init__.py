@@ -35,7 +35,12 @@ class Registry(Mapping):
                                                          f"{index[source.name].path}")
                     else:
                         index[source.name] = source
-            self._index, self._roots, self._loaded = index, current, {}
+            # a task whose file is where it was stays loaded: the same Task object before and
+            # after the path changes, and no built-in task is imported twice
+            before = self._index or {}
+            self._loaded = {name: task for name, task in self._loaded.items()
+                            if name in index and name in before and index[name].path == before[name].path}
+            self._index, self._roots = index, current
         return self._index
 
     def __getitem__(self, name: str) -> Task:

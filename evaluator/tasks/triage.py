@@ -8,7 +8,8 @@ A problem is refused when
 - its reference takes less than MIN_MS a call at the benchmark shape: launch overhead, not the
   kernel, would then be timed; on a CPU also when it takes less than MIN_GROWTH times its time
   at its smallest shape (every free constant at 1): a CPU call's overhead moves with the
-  machine's load, so an absolute floor alone would decide a small reduction either way;
+  machine's load, so an absolute floor alone would decide a small reduction either way (on a
+  CPU the reference runs on one thread, and its time is the fastest of its calls);
 - it reaches for the network (sockets are refused here; the box has none anyway);
 - it runs out of memory at the benchmark shape and at every smaller shape tried.
 Runs in the box: the problem file is staff code, and the triage only reports what it saw.
@@ -153,6 +154,11 @@ def _smallest(task, shape: dict, shapes: list[dict]) -> dict | None:
 def triage(paths: list[str], device: str) -> dict:
     saved = socket.socket.connect, socket.getaddrinfo, socket.create_connection
     socket.socket.connect = socket.getaddrinfo = socket.create_connection = _no_network
+    threads = torch.get_num_threads()
+    if device == "cpu":
+        # one thread: on a busy machine threads that wait for each other add milliseconds to every
+        # call, whatever its size, and a linear layer then read as fast at one row as at 256
+        torch.set_num_threads(1)
     results, errors = [], []
     try:
         for source in sources_of(paths):
@@ -170,4 +176,5 @@ def triage(paths: list[str], device: str) -> dict:
                             "reasons": reasons, "readings": readings})
     finally:
         socket.socket.connect, socket.getaddrinfo, socket.create_connection = saved
+        torch.set_num_threads(threads)
     return {"device": device, "results": results, "errors": errors}

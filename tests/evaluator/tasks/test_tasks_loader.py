@@ -51,3 +51,17 @@ def test_scan_of_one_file_and_of_a_missing_path(tmp_path):
     (one,) = scan(tmp_path / "level1" / "1_Scale-Tanh.py")
     assert one.name == "1_scale_tanh" and one.track == "kernelbench-level1"
     assert scan(tmp_path / "nowhere") == []
+
+
+def test_a_task_stays_loaded_while_its_file_stays_where_it_was(tmp_path, monkeypatch):
+    # a new tasks path re-scans, but a built-in task is the same object after it (tests and
+    # helpers hold it) and one whose file moved out of the path is gone
+    problem_files.write(tmp_path, ["level1/1_Scale-Tanh.py"])
+    softmax = get_task("softmax")
+    monkeypatch.setenv("EVALUATOR_TASKS_PATH", str(tmp_path))
+    assert get_task("softmax") is softmax
+    scale = get_task("1_scale_tanh")
+    monkeypatch.setenv("EVALUATOR_TASKS_PATH", f"{tmp_path}:{tmp_path / 'none'}")
+    assert get_task("1_scale_tanh") is scale and get_task("softmax") is softmax
+    monkeypatch.delenv("EVALUATOR_TASKS_PATH")
+    assert "1_scale_tanh" not in TASKS and get_task("softmax") is softmax
