@@ -35,11 +35,9 @@ class Registry(Mapping):
                                                          f"{index[source.name].path}")
                     else:
                         index[source.name] = source
-            # a task whose file is where it was stays loaded: the same Task object before and
-            # after the path changes, and no built-in task is imported twice
-            before = self._index or {}
-            self._loaded = {name: task for name, task in self._loaded.items()
-                            if name in index and name in before and index[name].path == before[name].path}
+            # a task whose file is where it was stays the same Task object: loader.load builds
+            # one per source and process
+            self._loaded = {}
             self._index, self._roots = index, current
         return self._index
 

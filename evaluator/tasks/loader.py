@@ -72,7 +72,15 @@ def _folder_name(path: Path) -> str:
     return name if isinstance(name, str) and name else path.name
 
 
+_LOADED: dict[Source, object] = {}
+
+
 def load(source: Source):
-    if source.format == "folder":
-        return folder.load(source.path, source.track)
-    return kernelbench.load(source.path, source.track)
+    """The source's Task, built once per process: the registry, `describe` and the triage share
+    one Task object per file (its module is imported once per process too)."""
+    if source not in _LOADED:
+        if source.format == "folder":
+            _LOADED[source] = folder.load(source.path, source.track)
+        else:
+            _LOADED[source] = kernelbench.load(source.path, source.track)
+    return _LOADED[source]

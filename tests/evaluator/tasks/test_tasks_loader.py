@@ -65,3 +65,14 @@ def test_a_task_stays_loaded_while_its_file_stays_where_it_was(tmp_path, monkeyp
     assert get_task("1_scale_tanh") is scale and get_task("softmax") is softmax
     monkeypatch.delenv("EVALUATOR_TASKS_PATH")
     assert "1_scale_tanh" not in TASKS and get_task("softmax") is softmax
+
+
+def test_describe_and_the_registry_share_one_task_object_per_file():
+    # `python -m evaluator tasks` loads every source; a test or helper holding the registry's
+    # Task (or the reference module's TASK) still holds the one the registry gives
+    from evaluator.tasks.describe import describe
+    from evaluator.tasks.folder import reference_module
+
+    gelu = get_task("gelu_bias_residual")
+    assert any(row["name"] == "gelu_bias_residual" for row in describe([])["tasks"])
+    assert get_task("gelu_bias_residual") is gelu is reference_module("gelu_bias_residual").TASK
