@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import fcntl
 import json
 import os
 import selectors
@@ -53,7 +54,8 @@ def _become_runner(sock: socket.socket, req: dict, fds: list[int]) -> None:
     os.setsid()
     targets = [int(t) for t in req["fds"]]
     # first above every target, so that placing one never closes another not yet placed
-    high = [os.dup2(fd, 512 + i) if fd != 512 + i else fd for i, fd in enumerate(fds)]
+    above = max(targets + fds) + 1
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, above) for fd in fds]
     for src, target in zip(high, targets):
         os.dup2(src, target, inheritable=True)
     keep = set(targets)
@@ -71,6 +73,8 @@ def _become_runner(sock: socket.socket, req: dict, fds: list[int]) -> None:
     import tempfile
 
     random.seed()  # not the zygote's state, shared by every child
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed()  # its global generator was seeded at the zygote's import
     tempfile.tempdir = None  # TMPDIR is the request's
     sys.dont_write_bytecode = True
     sys.argv = ["-m", *req["args"]]
