@@ -1,7 +1,7 @@
 """evaluator/judge/zygote_client.py and evaluator/runner/zygote.py: a CPU runner forked from the
 judge's zygote is the runner a fresh interpreter would be. It holds no descriptor but its own (never
 the zygote's socket), its environment and working directory are the request's, the harness runs as
-__main__, it starts without importing torch again, and the zygote ends with the judge."""
+__main__, both runners of a ranked evaluation come from it, and the zygote ends with the judge."""
 import os
 import signal
 import subprocess
@@ -55,13 +55,16 @@ def test_a_forked_runner_holds_only_its_own_descriptors_and_the_requests_environ
         assert "uid=65534" in line, line
 
 
-def test_the_runner_starts_without_importing_torch_again():
-    src = (ROOT / "examples" / "softmax.py").read_text()
-    evaluate_source(src, task="softmax", device="cpu", mode="test")  # the zygote is up
-    report = evaluate_source(src, task="softmax", device="cpu", mode="test")
+def test_both_runners_of_a_ranked_evaluation_come_from_the_zygote(monkeypatch):
+    from evaluator.judge.evaluation import Evaluation
+
+    monkeypatch.setenv("EVALUATOR_KEEP_BASELINE", "0")  # a baseline runner of this evaluation's own
+
+    ev = Evaluation((ROOT / "examples" / "softmax.py").read_bytes(), task="softmax", device="cpu", mode="ranked")
+    report = ev.run()
     assert report["verdict"] == "verified", report["reasons"]
-    # a fresh interpreter spends about 2 s importing torch before it answers `load`
-    assert report["phases"]["startup_s"] < 1.0, report["phases"]
+    assert isinstance(ev.runner.proc, zygote_client.Child) and isinstance(ev.base.runner.proc, zygote_client.Child)
+    assert ev.runner.proc.poll() is not None  # ended with the evaluation, and the judge heard of it
 
 
 def test_without_the_zygote_the_runner_is_a_fresh_interpreter(monkeypatch):
