@@ -48,10 +48,13 @@ def _preload() -> None:
         importlib.import_module(name)
 
 
-def _become_runner(sock: socket.socket, req: dict, fds: list[int]) -> None:
-    """In the forked child: the process `python -m evaluator.runner.harness ARGS` would be."""
+def _become_runner(sock: socket.socket, req: dict, fds: list[int], ready: int) -> None:
+    """In the forked child: the process `python -m evaluator.runner.harness ARGS` would be.
+    `ready`: a pipe to the zygote, closed once the session is made (as Popen returns only after
+    the child's setsid, so the judge may signal the group at once)."""
     sock.close()
     os.setsid()
+    os.close(ready)
     targets = [int(t) for t in req["fds"]]
     # first above every target, so that placing one never closes another not yet placed
     above = max(targets + fds) + 1
@@ -135,13 +138,18 @@ def _spawn(sock, sel, children, data: bytes, fds: list[int]) -> None:
         req = json.loads(data)
         if len(req["fds"]) != len(fds):
             raise ValueError(f"{len(req['fds'])} targets for {len(fds)} descriptors")
+        wait_r, ready_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
-                _become_runner(sock, req, fds)
+                os.close(wait_r)
+                _become_runner(sock, req, fds, ready_w)
             except BaseException:  # noqa: BLE001 - the child never returns into the zygote's loop
                 traceback.print_exc()
             os._exit(1)
+        os.close(ready_w)
+        os.read(wait_r, 1)  # EOF: the child has its session (or has died)
+        os.close(wait_r)
         pidfd = os.pidfd_open(pid)
         children[pidfd] = pid
         sel.register(pidfd, selectors.EVENT_READ)

@@ -132,7 +132,7 @@ def test_a_runner_killed_by_the_judge_reads_as_popen_would(tmp_path):
                         env, str(ROOT), {0: to_r, 1: log, 2: log, to_r: to_r, from_w: from_w})
         for fd in (to_r, from_w, log):
             os.close(fd)
-        assert child.poll() is None
+        assert child.poll() is None, (tmp_path / "runner.log").read_text()[-2000:]
         os.killpg(child.pid, signal.SIGKILL)  # a session of its own, as Popen's start_new_session
         assert child.wait(timeout=10) == -signal.SIGKILL and child.poll() == -signal.SIGKILL
         assert _reads_eof(from_r, 5.0)  # the zygote kept no copy of the runner's end
