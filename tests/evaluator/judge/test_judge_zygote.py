@@ -11,6 +11,7 @@ from pathlib import Path
 
 from evaluator.api import evaluate_source
 from evaluator.judge import zygote_client
+from evaluator.runner import zygote
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -73,6 +74,12 @@ def test_without_the_zygote_the_runner_is_a_fresh_interpreter(monkeypatch):
     assert report["verdict"] != "rejected", report["reasons"]
     line = next(v for k, v in _probe_lines(report).items() if k.startswith("home="))
     assert "main=True" in line
+
+
+def test_the_zygote_imports_libraries_and_the_harness_only():
+    # what every runner inherits: nothing of a task, a submission or the judge
+    assert all(name in ("numpy", "torch", "triton", "triton.language") or name.startswith("evaluator.runner.")
+               for name in zygote.PRELOAD), zygote.PRELOAD
 
 
 def test_the_zygote_ends_with_its_judge():
