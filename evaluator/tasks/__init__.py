@@ -20,7 +20,6 @@ __all__ = ["TASKS", "EntryError", "Task", "errors", "get_task", "sources", "task
 class Registry(Mapping):
     def __init__(self):
         self._index: dict[str, Source] | None = None
-        self._loaded: dict[str, Task] = {}
         self._errors: dict[str, str] = {}
         self._roots = None
 
@@ -35,22 +34,18 @@ class Registry(Mapping):
                                                          f"{index[source.name].path}")
                     else:
                         index[source.name] = source
-            # a task whose file is where it was stays the same Task object: loader.load builds
-            # one per source and process
-            self._loaded = {}
             self._index, self._roots = index, current
         return self._index
 
     def __getitem__(self, name: str) -> Task:
-        sources = self._sources()
-        if name not in self._loaded:
-            source = sources[name]
-            try:
-                self._loaded[name] = load(source)
-            except Exception as e:  # noqa: BLE001 - one broken task never hides the others
-                self._errors[str(source.path)] = str(e)
-                raise KeyError(f"the task {name!r} ({source.path}) does not load: {e}") from None
-        return self._loaded[name]
+        # loader.load builds one Task per source and process: a task whose file stays where it
+        # was is the same object after the path changes
+        source = self._sources()[name]
+        try:
+            return load(source)
+        except Exception as e:  # noqa: BLE001 - one broken task never hides the others
+            self._errors[str(source.path)] = str(e)
+            raise KeyError(f"the task {name!r} ({source.path}) does not load: {e}") from None
 
     def __iter__(self):
         return iter(sorted(self._sources()))
