@@ -13,6 +13,12 @@ device tool; its state lives in STATE = /tmp/gpu-site):
   examples  TASKS (default: all five) ranked through the API one at a time, and each file through
             `python3 -m evaluator run` right after it: upload-to-verdict and the two speedups
   modes     examples/softmax.py in test and profile mode through the API
+  kb        each KernelBench-style problem of KB_FILES (default: 11_Linear_ReLU and 6_Masked-Scale
+            of tests/data/kernelbench/level1) added with `manage.py add_task` (describe and triage
+            in the box on this GPU), then its own reference uploaded ranked as the candidate
+            (`class ModelNew(Model)`), queued for `collect` with the examples
+  kbcal     the ruler on those added problems: `manage.py calibrate --task NAME ...` (reference vs
+            eager, compile vs compile), what the site stored for this GPU
   cheats    eight cheats of tests/exploits, each verdict against the one the suite expects
   queue     QUEUE_N (12) ranked uploads of the examples (or QUEUE_TASKS, in that order) from the three
             users at once, then collect;
@@ -296,7 +302,7 @@ def queue(out: Path) -> None:
     order = os.environ.get("QUEUE_TASKS", "").split() or [TASKS[k % len(TASKS)]
                                                           for k in range(int(os.environ.get("QUEUE_N", "12")))]
     names = sorted(tokens)
-    sent = []
+    sent = _queued()
     for k, task in enumerate(order):
         user = names[k % len(names)]
         while True:  # a user at the site's per-user limit sends when one of theirs has finished
@@ -313,6 +319,62 @@ def queue(out: Path) -> None:
     if os.environ.get("KILL_IN_QUEUE") == "1":  # the kill case on the queue's first evaluation
         _kill_during(out, tokens[sent[0]["user"]], sent[0]["id"])
     collect(out)
+
+
+def _queued() -> list[dict]:
+    """The uploads already queued in this run (kb's before the examples')."""
+    path = STATE / "queue.json"
+    return json.loads(path.read_text()) if path.exists() else []
+
+
+# a user's honest answer to a KernelBench-style problem, as plain as it gets: the reference itself
+REFERENCE_AS_CANDIDATE = """
+
+
+class ModelNew(Model):
+    \"\"\"The reference's own forward, submitted as the candidate.\"\"\"
+"""
+KB_FILES = "tests/data/kernelbench/level1/11_Linear_ReLU.py tests/data/kernelbench/level1/6_Masked-Scale.py"
+
+
+def kb(out: Path) -> None:
+    tokens = json.loads((STATE / "tokens.json").read_text())
+    sent, added = _queued(), []
+    for rel in os.environ.get("KB_FILES", KB_FILES).split():
+        path = ROOT / rel
+        t = time.monotonic()
+        try:
+            said = manage("add_task", str(path), tries=1).strip()
+        except RuntimeError as exc:
+            record(out, stage="kb", file=rel, failed=str(exc)[-800:], seconds=round(time.monotonic() - t, 1))
+            continue
+        record(out, stage="kb", file=rel, add_task=said, seconds=round(time.monotonic() - t, 1))
+        m = re.match(r"added (\S+)", said.splitlines()[-1] if said else "")
+        if not m:
+            continue
+        name = m.group(1)
+        added.append(name)
+        candidate = STATE / f"{name}_reference.py"
+        candidate.write_text(path.read_text() + REFERENCE_AS_CANDIDATE)
+        pk, at = upload(tokens["ann"], name, "ranked", candidate)
+        sent.append({"user": "ann", "task": name, "id": pk, "sent_at": at})
+        (STATE / "queue.json").write_text(json.dumps(sent))
+    (STATE / "kb-tasks.json").write_text(json.dumps(added))
+    record(out, stage="queue", sent=sent)
+
+
+def kbcal(out: Path) -> None:
+    names = json.loads((STATE / "kb-tasks.json").read_text())
+    t = time.monotonic()
+    link_venv()
+    p = subprocess.run([PY, "manage.py", "calibrate", *[a for n in names for a in ("--task", n)]], cwd=ROOT,
+                       env=env() | {"DEBUG": "1"}, capture_output=True, text=True)
+    stored = manage("shell", "-c", "from leaderboard.models import Task; from leaderboard import routing; "
+                                   "import json; d=routing.default_device_type(); print(json.dumps({t.name: "
+                                   f"t.calibration_for(d) for t in Task.objects.filter(name__in={names!r})}}, "
+                                   "default=str))")
+    record(out, stage="kbcal", tasks=names, rc=p.returncode, seconds=round(time.monotonic() - t, 1),
+           stdout=p.stdout[-3000:], stderr=p.stderr[-3000:], stored=stored.strip().splitlines()[-1:])
 
 
 def collect(out: Path) -> None:
@@ -454,7 +516,7 @@ def table(out: Path) -> None:
               f"{s['speedup_vs_compile'] or 0:.3f} | {s['speedup_vs_eager'] or 0:.3f} | "
               f"{r['upload_to_verdict_s']:.1f} s | {r['claim_to_verdict_s']:.1f} s | {d['attempts']} |")
     print()
-    for task in TASKS:
+    for task in dict.fromkeys(r["task"] for r in runs):
         mine = [r for r in runs if r["task"] == task]
         if mine:
             up = [r["upload_to_verdict_s"] for r in mine]
@@ -468,7 +530,7 @@ def table(out: Path) -> None:
 
 
 STAGES = {"setup": setup, "start": start, "users": users, "examples": examples, "modes": modes, "cheats": cheats,
-          "queue": queue, "collect": collect, "kill": kill,
+          "kb": kb, "kbcal": kbcal, "queue": queue, "collect": collect, "kill": kill,
           "export": export, "calibrate": calibrate, "stop": stop, "table": table}
 
 
