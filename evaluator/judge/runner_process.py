@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+from evaluator.judge import zygote_client
 from evaluator.wire import procinfo
 from evaluator.wire.isolation import ENV_PASSTHROUGH, PACKAGE_ROOT, is_root
 from evaluator.wire.workdir import Workdir
@@ -66,7 +67,8 @@ class Runner:
         self.stdout = open(work.stdout_path, "wb")
         self.stderr = open(work.stderr_path, "wb")
         self.started = time.monotonic()
-        self.proc = subprocess.Popen(
+        self.proc = self._forked(args[5:], env, str(work.scratch.parent), device,
+                                 to_runner_r, from_runner_w) or subprocess.Popen(
             # cwd: the judge (no DAC override in the box) may not enter scratch; the runner
             # moves there itself once it is the runner's user
             args, cwd=work.scratch.parent, env=env, stdin=subprocess.DEVNULL,
@@ -77,6 +79,15 @@ class Runner:
         self.pid = self.proc.pid
         self.killed_by_judge = False
         self.stopped = False
+
+    def _forked(self, args, env, cwd, device, *pass_fds):
+        """The runner forked from the judge's zygote (zygote_client.py), or None."""
+        if not zygote_client.enabled(device):
+            return None
+        with open(os.devnull, "rb") as devnull:
+            fds = {0: devnull.fileno(), 1: self.stdout.fileno(), 2: self.stderr.fileno(),
+                   **{fd: fd for fd in pass_fds}}
+            return zygote_client.spawn(args, env, cwd, fds)
 
     # ---- process tree --------------------------------------------------------------------
     def tree(self) -> list[int]:
