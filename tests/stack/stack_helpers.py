@@ -47,6 +47,14 @@ def copy_checkout(dest: Path) -> Path:
     return dest
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """SIGINT and SIGQUIT at their default action, as a terminal starts the launcher. A suite run
+    from a background job (`.ci/run &`) inherits both ignored, and bash can neither trap nor reset
+    a signal that was ignored when it started: the test's Ctrl-C would then never reach run.sh."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 class Stack:
     """`make run` in `root`, its output in `root/make-run.log`."""
 
@@ -63,7 +71,8 @@ class Stack:
         self.log = open(self.log_path, "wb")
         # its own session and process group: the test's Ctrl-C reaches the launcher and its children
         self.proc = subprocess.Popen(["make", "--no-print-directory", "run"], cwd=root, env=env,
-                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+                                     preexec_fn=_ctrl_c_as_in_a_terminal)
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace")
