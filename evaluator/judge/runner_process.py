@@ -34,10 +34,14 @@ def runner_env(work: Workdir, device: str) -> dict:
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONUNBUFFERED="1",
     )
+    # one host thread for torch's CPU work: on the CPU like the judge's baselines (see
+    # judge._single_thread); on a GPU host, where nothing timed runs on the CPU, because a problem's
+    # parameters initialised on the CPU (nn.Linear's, say) otherwise start torch's thread pool, one
+    # thread per core, which the thread-count rule then reads as the submission's (15 new threads on
+    # a 16-core H100 host, docs/bench/gpu-site.md)
+    env["OMP_NUM_THREADS"] = "1"
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
-        # one thread, like the judge's CPU baselines (see judge._single_thread)
-        env["OMP_NUM_THREADS"] = "1"
         # glibc's malloc, fixed: by default it moves its mmap threshold as large blocks are freed
         # and trims the heap, so whether a call's fresh output pages fault in depends on the
         # process's history, and the same softmax runs 0.2 or 0.7 ms a call in one runner or the
