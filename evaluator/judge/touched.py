@@ -22,14 +22,17 @@ A round with any touched batch is left out of the score whole (its candidate bat
 that the ratios stay round by round). Whether the evaluation is also flagged `extra_threads`
 depends on what touched it (`flags`):
 
-- a probe over its floor or a baseline's own clock over its bound flags, in one round or many:
-  each is device work beside a trusted batch that no honest run has shown;
-- a slow write alone flags only when it reaches more than WRITE_FLAG_SHARE of the rounds. One
+- a probe over PROBE_FLAG_MS or a baseline's own clock over its bound flags, in one round or
+  many: each is device work beside a trusted batch that no honest run has shown;
+- a probe over its floor but under PROBE_FLAG_MS, or a slow write, flags only when such rounds
+  are more than WRITE_FLAG_SHARE of the shape's. Honest runs on one H100 read probes of 0.28 and
+  0.31 ms in two rounds (docs/bench/gpu-site.md), beside slow writes of the same rounds; one
   write's time is the checker's own host time as much as the device's: on H100s a fill that met
   a new case of a Triton kernel compiled it inside the write (200 ms once per case and process,
   docs/evaluator.md), and an isolated slow write of an honest run is a stall of that process.
-  Its round is left out of the score all the same, so isolated slow rounds move nothing; work
-  that reaches many rounds still flags.
+  Such a round is left out of the score all the same, so isolated slow rounds move nothing; work
+  that reaches many rounds still flags, and a kernel left resident beside a probe makes it wait
+  for its time slice (2.25-2.30 ms on the H100), far over PROBE_FLAG_MS.
 
 The bounds sit far from an honest run's spread and well inside what a spin does
 (docs/evaluator.md gives the GPU readings they are set from).
@@ -43,6 +46,9 @@ from evaluator.common import timing
 # a probe this slow is never an idle device's. An absolute bound, not one relative to the shape's
 # probes: work left running through every round slows them all
 PROBE_FLOOR_MS = 0.25
+# a probe this slow flags in any round: three times the slowest honest probe read on an H100
+# (0.314 ms), under half of one beside a resident spin there (2.25 ms)
+PROBE_FLAG_MS = 1.0
 DEVICE_RATIO = 1.5  # a baseline batch's device time per call over its side's median
 WRITE_RATIO = 2.0  # a checker's write per call over its own median
 WRITE_FLAG_SHARE = 0.25  # slow writes alone flag when they reach more than this share of rounds
@@ -74,8 +80,9 @@ def touched_rounds(got: dict, rounds: dict) -> dict[int, list[Reading]]:
             waited = max(t.probe_before_ms, t.probe_after_ms)
             if waited > limit:
                 when = "before" if t.probe_before_ms >= t.probe_after_ms else "after"
-                mark(r, "probe", f"a probe kernel {when} {_whose(side)} batch waited {waited:.3g} ms (an idle "
-                                 f"device: under {limit:.3g} ms)")
+                mark(r, "probe" if waited > PROBE_FLAG_MS else "slow_probe",
+                     f"a probe kernel {when} {_whose(side)} batch waited {waited:.3g} ms (an idle device: under "
+                     f"{limit:.3g} ms)")
     for side in BASELINES:
         batches = got.get(side, [])
         device = timing.median([t.device_ms / t.calls for t in batches if t.calls])
@@ -94,9 +101,9 @@ def touched_rounds(got: dict, rounds: dict) -> dict[int, list[Reading]]:
 
 
 def flags(touched: dict[int, list[Reading]], total: int) -> bool:
-    """Whether the touched rounds of a shape of `total` rounds flag the evaluation: any probe or
-    baseline-clock reading does; slow writes alone do when they reach more than WRITE_FLAG_SHARE
-    of the rounds."""
+    """Whether the touched rounds of a shape of `total` rounds flag the evaluation: a probe over
+    PROBE_FLAG_MS or a baseline-clock reading does; slower probes and slow writes do when their
+    rounds are more than WRITE_FLAG_SHARE of the shape's."""
     if any(reading.kind in DEVICE_KINDS for readings in touched.values() for reading in readings):
         return True
     return len(touched) > WRITE_FLAG_SHARE * total
