@@ -750,7 +750,8 @@ def main(argv=None) -> int:
     ap.add_argument("--burst", type=int, default=1000)
     ap.add_argument("--churn", type=float, default=1.0,
                     help="new results per second during a second run of every target (0: skip those)")
-    ap.add_argument("--only", default="", help="comma-separated substrings: measure only targets whose name has one")
+    ap.add_argument("--only", default="", help="comma-separated substrings: measure only targets whose name has one "
+                                                   "(=NAME: that name exactly, as =/ for the home page)")
     ap.add_argument("--port", type=int, default=8765)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=8)
@@ -787,7 +788,8 @@ def main(argv=None) -> int:
     measure = measure_wrk if use_wrk else measure_threads
     runs, burst = [], None
     api = api_callers()
-    wanted = [t for t in targets(api) if not args.only or any(o in t["name"] for o in args.only.split(","))]
+    wanted = [t for t in targets(api) if not args.only or any(t["name"] == o[1:] if o.startswith("=") else o in t["name"]
+                                                          for o in args.only.split(","))]
     try:
         with Server(env, args.port, args.workers, args.threads, args.app, tuple(args.server_args.split())) as server:
             for target in wanted:
