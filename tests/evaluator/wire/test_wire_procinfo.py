@@ -72,8 +72,10 @@ def test_a_session_is_one_line_per_process_with_where_it_waits(family):
 def test_a_command_line_with_newlines_stays_on_its_line():
     """The submission chooses its command line: a newline in it must not write a line of its own
     into the operator's log."""
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "x\npid 1 (forged): R",
-                              "\x1b[2J"], start_new_session=True)
+    # argv[0] "python", not the interpreter's path: the session line keeps a command's first 90
+    # characters, and a checkout under a long path would cut the forged line short
+    child = subprocess.Popen(["python", "-c", "import time; time.sleep(30)", "x\npid 1 (forged): R", "\x1b[2J"],
+                             executable=sys.executable, start_new_session=True)
     try:
         deadline = time.monotonic() + 10
         while "forged" not in procinfo.session(child.pid):
