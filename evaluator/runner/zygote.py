@@ -170,7 +170,9 @@ def main(argv=None) -> int:
     _preload()
     _send(sock, t="ready")
     serve(sock)
-    return 0
+    # nothing is left to flush: Python's shutdown with torch loaded would keep the process (and
+    # the judge's view of its runners) alive for another second on a busy CPU
+    os._exit(0)
 
 
 if __name__ == "__main__":
