@@ -14,6 +14,7 @@ import time
 from .seccomp import docker_profile
 from .box import LABEL, OUT_DIR, SUBMISSION_DIR, TASKS_DIR, Box, Outcome, truncate_text
 from .errors import SandboxError
+from .limits import narrowed_cores
 
 NAME = "docker"
 JUDGE_CAPS = ["SETUID", "SETGID", "KILL"]
@@ -96,6 +97,9 @@ def create_kwargs(box: Box) -> dict:
         mem_limit=limits.memory_bytes,
         memswap_limit=limits.memory_bytes,
         nano_cpus=int(limits.effective_cpus() * 1e9),
+        # a container starts under the engine, not the worker: it inherits none of the worker's
+        # CPU affinity, which bubblewrap's box does by being the worker's child
+        cpuset_cpus=narrowed_cores(),
         ulimits=[Ulimit(name="nofile", soft=limits.nofile, hard=limits.nofile),
                  Ulimit(name="core", soft=0, hard=0)],
         mounts=mounts,

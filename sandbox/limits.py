@@ -10,12 +10,27 @@ GIB = 1024**3
 MIB = 1024**2
 
 
+def worker_cores() -> list[int]:
+    """The cores this process may run on: a worker started under `taskset` (or a CPU set of its
+    own) keeps its boxes, and the evaluations in them, on those cores."""
+    return sorted(os.sched_getaffinity(0))
+
+
+def narrowed_cores() -> str | None:
+    """The worker's cores as a cpuset list ("1", "0,2"), or None where it may run on every core
+    of the machine."""
+    cores = worker_cores()
+    if len(cores) >= (os.cpu_count() or len(cores)):
+        return None
+    return ",".join(str(c) for c in cores)
+
+
 @dataclasses.dataclass(frozen=True)
 class Limits:
     time_limit_s: float = 300.0  # wall clock, enforced from outside the box
     memory_bytes: int = 16 * GIB  # RAM; swap is not allowed on top
     pids: int = 512  # processes + threads (torch and the compiler start many threads)
-    cpus: float = 4.0  # clamped to the machine's count
+    cpus: float = 4.0  # clamped to the cores the worker may run on
     tmpfs_bytes: int = 2 * GIB  # /tmp: scratch, Triton / Inductor caches, compiled extensions
     shm_bytes: int = 64 * MIB  # /dev/shm
     nofile: int = 4096
@@ -33,7 +48,7 @@ class Limits:
             raise ValueError(f"Limits.gpu_index must be a GPU index, not {self.gpu_index!r}")
 
     def effective_cpus(self) -> float:
-        return min(float(self.cpus), float(os.cpu_count() or 1))
+        return min(float(self.cpus), float(len(worker_cores())))
 
     @classmethod
     def from_env(cls, env: os._Environ | dict | None = None) -> "Limits":

@@ -2,8 +2,8 @@
 # `make test`: real services up, the whole suite, services down.
 # The suite runs in two parts (docs/testing.md): first every test not marked `serial`, spread over
 # TEST_WORKERS pytest-xdist workers (4 unless set), then the `serial` ones (they read times or
-# speedups on this CPU) alone, in one process. Arguments go to both parts; the status is the
-# first part's failure, else the second's.
+# speedups on this CPU) with nothing else running, one worker per core. Arguments go to both
+# parts; the status is the first part's failure, else the second's.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -19,8 +19,13 @@ export PYTHONUNBUFFERED=1 EVALUATOR_QUICK=1
 # --durations: the slowest tests of each part at the end of the log, where a slower suite shows why
 .venv/bin/python -m pytest -n "${TEST_WORKERS:-4}" --part parallel --durations=20 "$@"
 parallel=$?
-# -n 0 last: a -n among the arguments must not spread the serial part over workers
-.venv/bin/python -m pytest --part serial --durations=10 "$@" -n 0
+# The serial part: one worker per core (at most 4), each pinned to its core with all it starts
+# (tests/conftest.py), so that no two timed evaluations share one. -n last: a -n among the
+# arguments must not put two of them on one core
+cores="$(nproc 2>/dev/null || echo 1)"
+serial_workers=$(( cores > 4 ? 4 : cores ))
+if [ "$serial_workers" -lt 2 ]; then serial_workers=0; fi
+.venv/bin/python -m pytest --part serial --durations=10 "$@" -n "$serial_workers"
 serial=$?
 # 5: that part had no test to run (the arguments chose only tests of the other part)
 if [ "$parallel" = 5 ] && [ "$serial" = 5 ]; then exit 5; fi

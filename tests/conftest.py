@@ -50,9 +50,31 @@ def pytest_addoption(parser):
              "those marked serial (run afterwards, alone); default: every test")
 
 
+def pytest_configure(config):
+    _pin_serial_worker(config)
+
+
+def _pin_serial_worker(config) -> None:
+    """`--part serial` on several workers (scripts/test.sh): each worker, and everything it starts
+    (judges, runners, boxes: sandbox/limits.py), runs on a core of its own, so that two timed
+    evaluations never share a core. Without a core for each worker, nothing is pinned."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None or config.getoption("part") != "serial":
+        return
+    cores = sorted(os.sched_getaffinity(0))
+    count, index = int(workerinput["workercount"]), int(workerinput["workerid"].removeprefix("gw"))
+    if count > len(cores):
+        return
+    for tid in os.listdir("/proc/self/task"):  # execnet's threads too, not only this one
+        try:
+            os.sched_setaffinity(int(tid), {cores[index]})
+        except OSError:
+            continue
+
+
 def pytest_collection_modifyitems(config, items):
     _keep_part(config, items)
-    _longest_modules_first(items)
+    _longest_modules_first(config, items)
     # GPU tests skip without a GPU, in CI too: CI machines have none.
     if cuda_available():
         return
@@ -62,16 +84,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_gpu)
 
 
-def _longest_modules_first(items) -> None:
-    """The modules that took longest last time first (tests/module_durations.json; a module not
-    listed last, each module's tests in their own order). Under `--dist loadscope` with
-    `--no-loadscope-reorder` the workers take modules in this order, so no long module starts
-    near the end while the other workers run out of work."""
+def _longest_modules_first(config, items) -> None:
+    """The modules that took longest last time first (tests/module_durations.json, the table of
+    the part being run; a module not listed last, each module's tests in their own order). Under
+    `--dist loadscope` with `--no-loadscope-reorder` the workers take modules in this order, so no
+    long module starts near the end while the other workers run out of work."""
     path = os.path.join(os.path.dirname(__file__), "module_durations.json")
     try:
         with open(path) as f:
-            seconds = json.load(f)
-    except (OSError, ValueError):
+            seconds = json.load(f)[config.getoption("part") or "parallel"]
+    except (OSError, ValueError, KeyError, TypeError):
         return
     items.sort(key=lambda item: -seconds.get(item.nodeid.split("::", 1)[0], 0))
 

@@ -142,6 +142,22 @@ def test_no_report_is_the_judges_failure_not_a_verdict(backend):
                       device="cpu", time_limit_s=60, report_bytes=1000)
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to narrow to one")
+def test_a_worker_pinned_to_one_core_keeps_its_box_there(backend):
+    """A worker started under `taskset` (or the serial part of `make test`, one core per worker)
+    runs its boxes on its cores only, and their torch on that many threads."""
+    before = os.sched_getaffinity(0)
+    core = max(before)
+    os.sched_setaffinity(0, {core})
+    try:
+        code = "import os; print('cores', sorted(os.sched_getaffinity(0))); print('omp', os.environ['OMP_NUM_THREADS'])"
+        out = run_probe(backend, code)
+    finally:
+        os.sched_setaffinity(0, before)
+    got = parse_probe(out.logs)
+    assert got["cores"] == [f"[{core}]"] and got["omp"] == ["1"], out.logs
+
+
 def test_overhead_is_measured(backend):
     res = evaluate(backend, WRONG)
     assert res.backend == backend
