@@ -305,15 +305,16 @@ def custom_kernel(x):
 
 
 def test_endless_loop_ends_at_the_limit(backend):
-    limits = Limits(**{**LIMITS.__dict__, "time_limit_s": 20})
+    # the loop spins a core until the limit: a short limit keeps the suite's CPU for other tests
+    limits = Limits(**{**LIMITS.__dict__, "time_limit_s": 10})
     source = PRELUDE + "\nwhile True:\n    pass\n" + HONEST
     started = time.monotonic()
     result = evaluate(backend, source, limits=limits)
     took = time.monotonic() - started
     assert result.report.to_json()["verdict"] == "rejected"
-    assert result.report.to_json()["reasons"] == ["time limit 20 s exceeded"]
+    assert result.report.to_json()["reasons"] == ["time limit 10 s exceeded"]
     assert result.report.to_json()["reason_codes"] == ["timeout"]
-    assert 20 <= took <= 30
+    assert 10 <= took <= 20
 
 
 def _processes_with(marker: str) -> list[int]:

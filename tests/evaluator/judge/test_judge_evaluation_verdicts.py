@@ -127,7 +127,7 @@ def custom_kernel(x):
 
 
 def test_an_endless_kernel_is_stopped_by_the_time_limit(evaluate):
-    r = evaluate("def custom_kernel(x):\n    while True:\n        pass\n", time_limit_s=15)
+    r = evaluate("def custom_kernel(x):\n    while True:\n        pass\n", time_limit_s=8)
     assert_rejected(r, "timeout")
 
 
