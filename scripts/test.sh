@@ -17,7 +17,7 @@ eval "$env_lines"
 export PYTHONUNBUFFERED=1 EVALUATOR_QUICK=1
 # the project's bytecode, once, for the hundreds of interpreters the suite starts (scripts/run.sh
 # says why): pytest's workers, judges in boxes, commands, Celery workers
-.venv/bin/python -m compileall -q -j 0 evaluator leaderboard sandbox >/dev/null || true
+.venv/bin/python -m compileall -q -j 0 -x '/solutions/' evaluator leaderboard sandbox >/dev/null || true
 
 # --durations: the slowest tests of each part at the end of the log, where a slower suite shows why
 .venv/bin/python -m pytest -n "${TEST_WORKERS:-4}" --part parallel --durations=20 "$@"
