@@ -121,3 +121,14 @@ def test_the_cpu_the_quick_mode_and_the_operator_keep_the_least(monkeypatch):
     assert timed.rounds_budget(_aged(0.0), 10.0) == 10.0
     monkeypatch.setenv("EVALUATOR_ROUNDS_UNTIL_S", "not a number")
     assert timed.rounds_budget(_aged(0.0), 10.0) == timed.ROUNDS_MAX_S
+
+
+def test_the_operator_sets_the_cpus_budget_and_nothing_else(monkeypatch):
+    monkeypatch.delenv("EVALUATOR_ROUNDS_UNTIL_S", raising=False)
+    monkeypatch.setenv("EVALUATOR_CPU_ROUNDS_S", "12")
+    assert timed.rounds_budget(_aged(0.0, device="cpu"), 30.0) == 12.0
+    assert timed.rounds_budget(_aged(0.0, device="cpu", quick=True), 5.0) == 5.0
+    assert timed.rounds_budget(_aged(0.0), 10.0) == timed.ROUNDS_MAX_S  # the GPU's is its own
+    for bad in ("not a number", "-1", "nan", "inf"):
+        monkeypatch.setenv("EVALUATOR_CPU_ROUNDS_S", bad)
+        assert timed.rounds_budget(_aged(0.0, device="cpu"), 30.0) == 30.0, bad
