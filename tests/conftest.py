@@ -47,7 +47,7 @@ def pytest_addoption(parser):
     parser.addoption(
         "--part", choices=("parallel", "serial"), default=None,
         help="only the tests not marked serial (`make test` runs them on several workers), or only "
-             "those marked serial (run afterwards, alone); default: every test")
+             "those marked serial (run afterwards, a worker per core); default: every test")
 
 
 def pytest_configure(config):
