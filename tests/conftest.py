@@ -65,11 +65,10 @@ def _pin_serial_worker(config) -> None:
     count, index = int(workerinput["workercount"]), int(workerinput["workerid"].removeprefix("gw"))
     if count > len(cores):
         return
-    for tid in os.listdir("/proc/self/task"):  # execnet's threads too, not only this one
-        try:
-            os.sched_setaffinity(int(tid), {cores[index]})
-        except OSError:
-            continue
+    from evaluator.wire import affinity
+
+    # every thread of the worker, execnet's too, as the judge pins a process for timing
+    affinity.pin({"worker": [os.getpid()]}, {"worker": cores[index]})
 
 
 def pytest_collection_modifyitems(config, items):
