@@ -44,7 +44,9 @@ GROUP = "root:x:0:\nnogroup:x:65534:\n"
 
 # Host variables that may cross into the box, by name. Nothing else does: the box's environment
 # is built from scratch, so no secret of the worker (SECRET_KEY, DATABASE_URL, ...) can leak in.
-PASS_THROUGH = ("EVALUATOR_QUICK",)
+# Both are the operator's and hold no secret: the tests' quick mode, and the CPU's rounds budget
+# (evaluator/judge/timed.py), which the judge in the box must read for the worker's setting to count.
+PASS_THROUGH = ("EVALUATOR_QUICK", "EVALUATOR_CPU_ROUNDS_S")
 
 
 @dataclasses.dataclass(frozen=True)

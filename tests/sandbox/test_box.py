@@ -352,6 +352,17 @@ def test_a_gpu_box_is_told_which_host_gpu_it_was_given_and_sees_it_as_device_0()
     assert "EVALUATOR_HOST_GPU" not in box.box_env(device="cpu", limits=Limits(gpu_index=1), host_env={})
 
 
+def test_only_the_operators_evaluator_settings_cross_into_the_box():
+    """The worker's quick mode and CPU rounds budget reach the judge in the box (a budget set on the
+    worker and dropped at the box's edge would leave the site on 30 s whatever the operator said);
+    the worker's secrets and any other variable do not."""
+    host = {"EVALUATOR_QUICK": "1", "EVALUATOR_CPU_ROUNDS_S": "12", "SECRET_KEY": "s",
+            "DATABASE_URL": "postgres://x", "EVALUATOR_SAMPLES_DIR": "/tmp/x"}
+    env = box.box_env(device="cpu", limits=Limits(), host_env=host)
+    assert (env["EVALUATOR_QUICK"], env["EVALUATOR_CPU_ROUNDS_S"]) == ("1", "12")
+    assert not {"SECRET_KEY", "DATABASE_URL", "EVALUATOR_SAMPLES_DIR"} & set(env)
+
+
 @pytest.mark.gpu
 def test_a_cuda_box_sees_exactly_one_gpu(backend):
     import subprocess
