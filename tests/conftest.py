@@ -61,11 +61,13 @@ def _pin_serial_worker(config) -> None:
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None or config.getoption("part") != "serial":
         return
-    cores = sorted(os.sched_getaffinity(0))
+    from evaluator.wire import affinity
+    from sandbox.limits import worker_cores
+
+    cores = worker_cores()
     count, index = int(workerinput["workercount"]), int(workerinput["workerid"].removeprefix("gw"))
     if count > len(cores):
         return
-    from evaluator.wire import affinity
 
     # every thread of the worker, execnet's too, as the judge pins a process for timing
     affinity.pin({"worker": [os.getpid()]}, {"worker": cores[index]})
