@@ -97,7 +97,7 @@ class Task:
 
     def test_shapes_for(self, seed: int, device: str) -> list[Shape]:
         """The public test shapes, then the hidden ones drawn for this evaluation's seed."""
-        drawn = self.hidden.draw(seed, device) if self.hidden is not None else []
+        drawn = self.hidden.draw(seed, device, self.test_shapes) if self.hidden is not None else []
         return [dict(s) for s in self.test_shapes] + drawn
 
     def bind(self, params_seed: int | None) -> "Task":

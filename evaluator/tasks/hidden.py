@@ -15,6 +15,7 @@ import random
 
 # (kind, odds): an edge, the top of the range, a prime, an odd number
 KINDS = (("edge", 0.15), ("top", 0.15), ("prime", 0.35), ("odd", 0.35))
+REDRAWS = 16
 
 
 def is_prime(n: int) -> bool:
@@ -76,11 +77,21 @@ class Hidden:
         """What the site says of them: how many shapes a GPU evaluation draws, which families."""
         return {"count": self.gpu.count, "families": list(self.families)}
 
-    def draw(self, seed: int, device: str) -> list[dict]:
+    def draw(self, seed: int, device: str, avoid=()) -> list[dict]:
+        """`count` shapes, then one per family. A shape in `avoid` (the public ones) or drawn
+        before is drawn again, a few times at most: a repeat tests nothing new, and narrow ranges
+        may leave no other choice."""
         dims = self.gpu if device == "cuda" else self.cpu
         rng = random.Random(seed)
-        shapes = [dims.draw_one(rng) for _ in range(dims.count)]
-        shapes += [{**dims.draw_one(rng), "family": family} for family in self.families]
+        seen = [dict(s) for s in avoid]
+        shapes = []
+        for family in [None] * dims.count + list(self.families):
+            for _ in range(REDRAWS):
+                shape = dims.draw_one(rng)
+                if shape not in seen:
+                    break
+            seen.append(shape)
+            shapes.append({**shape, "family": family} if family else shape)
         return [self._ordered(s) for s in shapes]
 
     def _ordered(self, shape: dict) -> dict:

@@ -281,11 +281,11 @@ class ProblemHidden:
     def summary(self) -> dict:
         return self.hidden.summary()
 
-    def draw(self, seed: int, device: str) -> list[dict]:
+    def draw(self, seed: int, device: str, avoid=()) -> list[dict]:
         dims = self.hidden.gpu if device == "cuda" else self.hidden.cpu
         out = []
         for attempt in range(4):
-            for shape in self.hidden.draw(seed + attempt, device):
+            for shape in self.hidden.draw(seed + attempt, device, avoid):
                 if len(out) < dims.count and shape not in out and self._runs(shape):
                     out.append(shape)
         return out

@@ -39,6 +39,17 @@ def test_draws_stay_in_range_and_under_the_cap_and_reach_the_edges():
     assert sum(v % 2 for v in values) > len(values) // 2
 
 
+def test_a_drawn_shape_is_neither_a_public_one_nor_a_repeat_where_the_ranges_allow():
+    # four possible shapes, two of them public: the two drawn are the other two, whatever the seed
+    h = from_table({"count": 2, "max_elements": 4, "dims": {"M": [1, 2], "N": [1, 2]}}, "t", order=("M", "N"))
+    public = [{"M": 1, "N": 1}, {"M": 2, "N": 2}]
+    for seed in range(50):
+        assert sorted(map(tuple, (s.values() for s in h.draw(seed, "cuda", public)))) == [(1, 2), (2, 1)], seed
+    # one possible shape: it is drawn anyway rather than nothing
+    one = from_table({"count": 1, "max_elements": 1, "dims": {"M": [1, 1]}}, "t")
+    assert one.draw(0, "cuda", [{"M": 1}]) == [{"M": 1}]
+
+
 @pytest.mark.parametrize("bad, field", [
     ({"dims": {"M": [0, 5]}}, "M"), ({"dims": {"M": [9, 5]}}, "M"), ({"dims": {"M": {"choices": []}}}, "M.choices"),
     ({"dims": {"M": [1, 5]}, "count": 99}, "count"), ({"dims": {"M": [1, 5]}, "colour": 1}, "unknown keys"),
