@@ -25,10 +25,10 @@ class Profiled:
 def run(ev) -> Profiled:
     t = time.monotonic()
     shapes = ev.setup.test_shapes
-    public = len(ev.setup.task.test_shapes)
+    n_public = len(ev.setup.task.test_shapes)  # the drawn shapes follow the public ones
     for i, shape in enumerate(shapes):
         progress.note("correctness", k=i + 1, n=len(shapes))
-        test_shape(ev, shape, ev.derive(ev.master, "test", i), hidden=i >= public)
+        test_shape(ev, shape, ev.derive(ev.master, "test", i), hidden=i >= n_public)
     # one call recording which operators and kernels ran (a middle-sized public shape: big enough
     # that a library call shows, small enough for the CPU interpreter)
     public = ev.setup.task.test_shapes

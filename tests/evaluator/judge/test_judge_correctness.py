@@ -136,3 +136,14 @@ def test_run_returns_the_profiled_call_as_its_declared_outcome():
     assert profiled.shape == middle and profiled.out_numel == 15
     assert ev.wheres[-3:] == [f"test shape {fmt(middle)}", "release", "correctness"]
     assert ev.threads.base == 3 and ev.report["phases"]["correctness_s"] > 0
+
+
+def test_a_drawn_shape_is_reported_hidden_even_where_it_equals_a_public_one():
+    # the rows after the public ones were drawn for this evaluation, whatever shape they came out as
+    ev = Phase()
+    ev.setup.test_shapes.append(dict(SMALL[0]))
+    ev.outs = [[0.0, 0.0]] * 2 + ev.outs  # a small shape is called twice
+    correctness.run(ev)
+    rows = ev.report["tests"]
+    assert len(rows) == len(TASK.test_shapes) + 1 and rows[-1]["shape"] == dict(SMALL[0])
+    assert rows[-1].get("hidden") is True and not any("hidden" in r for r in rows[:-1])
