@@ -25,13 +25,12 @@ class Profiled:
 def run(ev) -> Profiled:
     t = time.monotonic()
     shapes = ev.setup.test_shapes
-    n_public = len(ev.setup.task.test_shapes)  # the drawn shapes follow the public ones
+    public = ev.setup.task.test_shapes  # the drawn shapes follow them
     for i, shape in enumerate(shapes):
         progress.note("correctness", k=i + 1, n=len(shapes))
-        test_shape(ev, shape, ev.derive(ev.master, "test", i), hidden=i >= n_public)
+        test_shape(ev, shape, ev.derive(ev.master, "test", i), hidden=i >= len(public))
     # one call recording which operators and kernels ran (a middle-sized public shape: big enough
     # that a library call shows, small enough for the CPU interpreter)
-    public = ev.setup.task.test_shapes
     shape = dict(sorted(public, key=shape_size)[len(public) // 2])
     out = ev.call(shape, ev.derive(ev.master, "profile"), f"test shape {fmt(shape)}", keep=True,
                   profile=True).out
